@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# tools/deps.sh — installs and builds everything the project needs outside the repo.
+#
+# On a fresh Debian 12 machine (as root) this:
+#   1. installs the Debian packages the build and the tests need (only those missing);
+#   2. builds pocl 6.0 with SPIR-V support from Debian trixie's source package into the
+#      dependency cache (bookworm's pocl 3.1 does not accept SPIR-V);
+#   3. unpacks the Khronos OpenCL-ICD-Loader (Debian sid's binary package
+#      khronos-opencl-icd-libopencl1) into the cache, next to the system's ocl-icd;
+#   4. writes a vendors directory naming only our pocl (OCL_ICD_VENDORS).
+# The system's apt configuration is never changed: trixie and sid are reached through
+# private source lists under the cache. With the cache present a re-run takes seconds.
+#
+# Cache: ${CLDM_DEPS_DIR:-/var/cache/cldm-deps}/pocl-<version>-<arch>. pocl's kernel library
+# is built in Debian's "distro" variants (sse2 ... avx512, picked at run time by CPU features),
+# as Debian itself does: LLVM 15 does not know every host CPU (this one reports "unknown"),
+# and the cache then stays valid on any x86-64 machine.
+# Prints nothing but progress; `tools/env.sh` computes the same paths for other scripts.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/env.sh
+. "$here/env.sh"
+
+log() { printf '[deps] %s\n' "$*" >&2; }
+
+packages=(
+  build-essential cmake ninja-build pkg-config python3 xz-utils dpkg-dev ca-certificates
+  llvm-15-dev libclang-15-dev libclang-cpp15-dev clang-15 libllvmspirvlib-15-dev llvm-spirv-15
+  libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
+  spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
+)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    log "missing Debian packages (run as root to install): ${missing[*]}"; exit 1
+  fi
+  log "installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# private_apt <name> <sources line>: runs apt-get with a private source list and state dir
+private_apt() {
+  local name=$1 line=$2; shift 2
+  local dir="$CLDM_DEPS_DIR/apt-$name"
+  mkdir -p "$dir/lists/partial"
+  echo "$line" > "$dir/sources.list"
+  apt-get -q -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=- \
+    -o Dir::State::Lists="$dir/lists" -o APT::Get::List-Cleanup=0 "$@"
+}
+
+fetch_khronos_loader() {
+  [ -e "$CLDM_KHRONOS_LIBDIR/libOpenCL.so.1" ] && return 0
+  log "fetching the Khronos OpenCL-ICD-Loader $CLDM_KHRONOS_VERSION (Debian sid binary)"
+  local tmp; tmp=$(mktemp -d)
+  private_apt sid "deb http://deb.debian.org/debian sid main" update >/dev/null
+  (cd "$tmp" && private_apt sid "deb http://deb.debian.org/debian sid main" \
+      download "khronos-opencl-icd-libopencl1=$CLDM_KHRONOS_VERSION" >/dev/null)
+  rm -rf "$CLDM_KHRONOS_DIR.tmp"; mkdir -p "$CLDM_KHRONOS_DIR.tmp"
+  dpkg -x "$tmp"/khronos-opencl-icd-libopencl1_*.deb "$CLDM_KHRONOS_DIR.tmp"
+  rm -rf "$tmp" "$CLDM_KHRONOS_DIR"; mv "$CLDM_KHRONOS_DIR.tmp" "$CLDM_KHRONOS_DIR"
+}
+
+build_pocl() {
+  [ -e "$CLDM_POCL_PREFIX/.complete" ] && return 0
+  log "building pocl $CLDM_POCL_VERSION with SPIR-V (trixie source package); takes ~10-15 min on 2 cores"
+  local src="$CLDM_DEPS_DIR/src-pocl-$CLDM_POCL_VERSION"
+  if [ ! -d "$src/pocl-src" ]; then
+    rm -rf "$src"; mkdir -p "$src"
+    private_apt trixie "deb-src http://deb.debian.org/debian trixie main" update >/dev/null
+    (cd "$src" && private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
+        source --only-source "pocl=$CLDM_POCL_VERSION" >/dev/null 2>&1)
+    local d; d=$(find "$src" -maxdepth 1 -type d -name 'pocl-*' | head -1)
+    [ -n "$d" ] || { log "apt-get source pocl=$CLDM_POCL_VERSION failed"; exit 1; }
+    mv "$d" "$src/pocl-src"
+  fi
+  rm -rf "$src/build" "$CLDM_POCL_PREFIX"
+  cmake -S "$src/pocl-src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$CLDM_POCL_PREFIX" \
+    -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 -DLLVM_SPIRV=/usr/bin/llvm-spirv-15 \
+    -DENABLE_ICD=ON -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCL_BUILDING=ON \
+    -DLLC_HOST_CPU=GENERIC -DKERNELLIB_HOST_CPU_VARIANTS=distro \
+    > "$src/configure.log" 2>&1 || { tail -30 "$src/configure.log"; exit 1; }
+  ninja -C "$src/build" -j "$(nproc)" > "$src/build.log" 2>&1 || { tail -40 "$src/build.log"; exit 1; }
+  ninja -C "$src/build" install > "$src/install.log" 2>&1 || { tail -20 "$src/install.log"; exit 1; }
+  rm -rf "$src/build"
+  touch "$CLDM_POCL_PREFIX/.complete"
+}
+
+write_vendors() {
+  mkdir -p "$CLDM_VENDORS_DIR"
+  local lib; lib=$(find "$CLDM_POCL_PREFIX" -name 'libpocl.so*' -type f | head -1)
+  [ -n "$lib" ] || { log "libpocl.so not found under $CLDM_POCL_PREFIX"; exit 1; }
+  echo "$lib" > "$CLDM_VENDORS_DIR/pocl.icd"
+}
+
+mkdir -p "$CLDM_DEPS_DIR"
+install_packages
+fetch_khronos_loader
+build_pocl
+write_vendors
+log "ready: pocl in $CLDM_POCL_PREFIX, Khronos loader in $CLDM_KHRONOS_LIBDIR"
