@@ -1,0 +1,91 @@
+/*
+ * cldm_device.h — host-side interface of the device allocator (device/).
+ *
+ * The allocator is OpenCL C compiled to SPIR-V at build time, in variants by address width
+ * (Physical32 / Physical64) and by the device features it may use. This header is what the
+ * layer and the tests see of it:
+ *   - the embedded SPIR-V modules and how to pick one for a device;
+ *   - the heap layout as far as the host needs it: how big the initial image is, how to write
+ *     it (creation and reset are one host write of that image), how to decode statistics.
+ * The heap layout itself is described at the top of device/cldm_alloc.cl; the structs shared
+ * by OpenCL C and C live in device/include/cldm_heap_layout.h.
+ *
+ * Contract of the SPIR-V modules (what the lowering links against; spec 3.2):
+ * each exports, with LinkageAttributes Export, functions taking the heap first:
+ *   cldm_malloc(heap, size)          -> global pointer or NULL
+ *   cldm_free(heap, ptr)             -> void
+ *   cldm_calloc(heap, count, size)   -> global pointer or NULL
+ *   cldm_realloc(heap, ptr, size)    -> global pointer or NULL
+ *   cldm_aligned_alloc(heap, align, size) -> global pointer or NULL
+ * heap and ptr are `__global void *` (OpTypePointer CrossWorkgroup to 8-bit int), sizes are
+ * size_t of the module's width, results `__global void *`. The modules hold no entry points.
+ * All functions are lock-free: no work-item waits for another work-item's progress.
+ */
+#ifndef CLDM_DEVICE_H
+#define CLDM_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device features a module variant may require (bit set). */
+enum {
+  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0, /* OpenCL C 2.0 atomics, explicit order/scope, device scope */
+  CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
+  CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
+  CLDM_DEVICE_FEATURE_GENERIC_AS = 1u << 3,    /* generic address space */
+};
+
+typedef struct cldm_device_module {
+  const char *name;         /* e.g. "cldm_alloc.cl20.spir64" */
+  unsigned address_bits;    /* 32 (Physical32) or 64 (Physical64) */
+  unsigned features;        /* CLDM_DEVICE_FEATURE_* this variant requires */
+  const uint32_t *words;    /* SPIR-V, host byte order */
+  size_t num_words;
+} cldm_device_module;
+
+/* All embedded modules; count in *count. */
+const cldm_device_module *cldm_device_modules(size_t *count);
+
+/* The best module for a device of address width `address_bits` offering `features`: the one
+ * requiring the most features among those whose requirements are all offered. NULL if none. */
+const cldm_device_module *cldm_device_module_select(unsigned address_bits, unsigned features);
+
+/* Heap statistics (spec 1.3); every field in bytes or counts. */
+typedef struct cldm_heap_stats {
+  uint64_t size;               /* usable heap size, bytes */
+  uint64_t bytes_in_use;       /* bytes requested by live allocations */
+  uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation/reset */
+  uint64_t live_allocations;
+  uint64_t failed_allocations;
+  uint64_t invalid_frees;
+} cldm_heap_stats;
+
+/* Smallest heap (bytes) the allocator supports; equals CL_DEVICE_HEAP_SIZE_MIN_EXT. */
+uint64_t cldm_heap_min_size(void);
+
+/* Bytes of the buffer the host creates for a heap of `requested` bytes (>= min size). */
+uint64_t cldm_heap_buffer_size(uint64_t requested);
+
+/* Size of the initial image (header + metadata) at offset 0 of a heap buffer of
+ * `buffer_bytes` bytes. Writing that image (nothing else) creates or resets the heap. */
+size_t cldm_heap_image_size(uint64_t buffer_bytes);
+
+/* Writes the image for a heap buffer of `buffer_bytes` into dst (dst_size >= image size).
+ * Returns 0, or -1 if buffer_bytes is below the minimum or dst_size is too small. */
+int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size);
+
+/* Bytes at offset 0 of the heap buffer the host reads to decode statistics. */
+size_t cldm_heap_stats_span(uint64_t buffer_bytes);
+
+/* Decodes statistics from `span` bytes read at offset 0. Returns 0, or -1 if the bytes are not
+ * a heap of this layout version (bad magic/version) or span is too small. */
+int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLDM_DEVICE_H */

@@ -1,0 +1,92 @@
+/*
+ * cldm_spirv.h — public API of the SPIR-V engine (layer/spirv/): detect, lower and raise
+ * modules that use SPV_EXT_device_malloc (spec 2, spec 3.2).
+ *
+ * Conventions: inputs are byte buffers as given to clCreateProgramWithIL (either endianness;
+ * size a multiple of 4). Outputs are malloc'd, host byte order, freed by the caller with free().
+ * Every function returns a cldm_spirv_status; on failure `err` (if not NULL) holds the status,
+ * the word offset where the problem was found and a one-line message that names it, e.g.
+ * "word 1234: OpExtInst SPV_EXT_device_malloc malloc: Size operand %17 is not an integer".
+ * No function reads outside its input or crashes on malformed input.
+ */
+#ifndef CLDM_SPIRV_H
+#define CLDM_SPIRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cldm_spirv_status {
+  CLDM_SPIRV_OK = 0,
+  CLDM_SPIRV_E_MALFORMED,    /* not well-formed SPIR-V: magic, bounds, word counts, ids, sections */
+  CLDM_SPIRV_E_INVALID,      /* well-formed, but breaks spec 2 (operand types, unknown number) */
+  CLDM_SPIRV_E_UNSUPPORTED,  /* valid but cannot be lowered: recursion, function pointers,
+                                missing function bodies, addressing model, ... */
+  CLDM_SPIRV_E_ALLOCATOR,    /* the allocator module given is unusable */
+  CLDM_SPIRV_E_NOMEM
+} cldm_spirv_status;
+
+typedef struct cldm_spirv_error {
+  cldm_spirv_status status;
+  size_t word_offset;        /* word index in the input where the problem was found */
+  char message[256];         /* one line, no trailing newline */
+} cldm_spirv_error;
+
+/* Forms of allocation use found in a module (bit set). */
+enum {
+  CLDM_SPIRV_FORM_EXTINST = 1u << 0, /* OpExtInst of the SPV_EXT_device_malloc set */
+  CLDM_SPIRV_FORM_IMPORT = 1u << 1,  /* calls to Import-linkage malloc/free/... */
+};
+
+typedef struct cldm_spirv_kernel {
+  char *name;                /* entry point name (OpEntryPoint Kernel) */
+  int takes_heap;            /* 1 if the lowered kernel has the hidden heap argument */
+  uint32_t num_user_args;    /* arguments the application sees */
+  uint32_t heap_arg_index;   /* == num_user_args when takes_heap */
+} cldm_spirv_kernel;
+
+typedef struct cldm_spirv_report {
+  int allocates;             /* 1 if the module uses spec 2 in any form */
+  unsigned forms;            /* CLDM_SPIRV_FORM_* */
+  unsigned address_bits;     /* 32 or 64 (addressing model) */
+  size_t num_kernels;
+  cldm_spirv_kernel *kernels;
+} cldm_spirv_report;
+
+void cldm_spirv_report_free(cldm_spirv_report *report);
+
+/* Allocator modules to link, by addressing model (spec 3.2). Either may be NULL when the caller
+ * knows the input's width; lowering a module whose width has no allocator is E_ALLOCATOR. */
+typedef struct cldm_spirv_allocator {
+  const uint32_t *words32; size_t num_words32;   /* Physical32 */
+  const uint32_t *words64; size_t num_words64;   /* Physical64 */
+} cldm_spirv_allocator;
+
+/* Parses the module and fills `report` (kernels, forms; takes_heap says which kernels WOULD take
+ * the heap). Cheap enough to call on every clCreateProgramWithIL. */
+cldm_spirv_status cldm_spirv_inspect(const void *bytes, size_t size, cldm_spirv_report *report,
+                                     cldm_spirv_error *err);
+
+/* Lowers a module (spec 3.2). If it does not allocate, returns OK with *out = NULL,
+ * *out_size = 0 and report->allocates = 0: the caller passes its input on unchanged.
+ * Otherwise *out/*out_size hold the lowered module (bytes, host order) and `report` the
+ * per-kernel hidden-argument indices. `report` may be NULL. */
+cldm_spirv_status cldm_spirv_lower(const void *bytes, size_t size,
+                                   const cldm_spirv_allocator *allocator, void **out,
+                                   size_t *out_size, cldm_spirv_report *report,
+                                   cldm_spirv_error *err);
+
+/* Raises the Import-linkage form into the OpExtInst form (spec 2.2). A module without the
+ * Import form is returned as an identical copy. */
+cldm_spirv_status cldm_spirv_raise(const void *bytes, size_t size, void **out, size_t *out_size,
+                                   cldm_spirv_error *err);
+
+const char *cldm_spirv_status_name(cldm_spirv_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLDM_SPIRV_H */
