@@ -79,12 +79,13 @@ build_pocl() {
     [ -n "$d" ] || { log "apt-get source pocl=$CLDM_POCL_VERSION failed"; exit 1; }
     mv "$d" "$src/pocl-src"
   fi
-  rm -rf "$src/build" "$CLDM_POCL_PREFIX"
+  rm -rf "$CLDM_POCL_PREFIX"   # an interrupted build directory is resumed, not restarted
   cmake -S "$src/pocl-src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$CLDM_POCL_PREFIX" \
     -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 -DLLVM_SPIRV=/usr/bin/llvm-spirv-15 \
     -DENABLE_ICD=ON -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCL_BUILDING=ON \
     -DLLC_HOST_CPU=GENERIC -DKERNELLIB_HOST_CPU_VARIANTS=distro \
+    -DENABLE_IPO=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     > "$src/configure.log" 2>&1 || { tail -30 "$src/configure.log"; exit 1; }
   ninja -C "$src/build" -j "$(nproc)" > "$src/build.log" 2>&1 || { tail -40 "$src/build.log"; exit 1; }
   ninja -C "$src/build" install > "$src/install.log" 2>&1 || { tail -20 "$src/install.log"; exit 1; }
