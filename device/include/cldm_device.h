@@ -57,7 +57,7 @@ const cldm_device_module *cldm_device_module_select(unsigned address_bits, unsig
 /* Heap statistics (spec 1.3); every field in bytes or counts. */
 typedef struct cldm_heap_stats {
   uint64_t size;               /* usable heap size, bytes */
-  uint64_t bytes_in_use;       /* bytes requested by live allocations */
+  uint64_t bytes_in_use;       /* bytes held by live allocations (size-class rounded) */
   uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation/reset */
   uint64_t live_allocations;
   uint64_t failed_allocations;
