@@ -3,11 +3,12 @@
 # cldm_add_unit_test(<name> SOURCES <src...> [LIBS <lib...>])
 #     cmocka executable run once by ctest (label "unit").
 # cldm_add_e2e_test(<name> SOURCES <src...> [LIBS <lib...>] [NO_LAYER] [ARGS <arg...>]
-#                   [TIMEOUT <s>] [ENV <VAR=value...>])
+#                   [TIMEOUT <s>] [ENV <VAR=value...>] [VENDORS <dir>])
 #     cmocka executable linked against libOpenCL, registered twice: <name>.ocl-icd runs under
 #     Debian's ocl-icd 2.3.1 and <name>.khronos under the Khronos OpenCL-ICD-Loader (put first
 #     on LD_LIBRARY_PATH). Both see only our pocl 6.0 (OCL_ICD_VENDORS) and, unless NO_LAYER,
 #     the layer through OPENCL_LAYERS. CLDM_TEST_LOADER tells the test which loader it expects.
+#     VENDORS replaces the pocl vendors dir (the layer tests use a stub ICD).
 if(NOT CLDM_VENDORS_DIR OR NOT EXISTS "${CLDM_VENDORS_DIR}")
   message(WARNING "CLDM_VENDORS_DIR not set or missing: end-to-end tests will fail (run tools/deps.sh)")
 endif()
@@ -19,6 +20,7 @@ set(CLDM_POCL_CACHE_DIR ${CMAKE_BINARY_DIR}/pocl-cache)
 function(cldm_add_unit_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
   add_executable(${name} ${T_SOURCES})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
   target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA ${T_LIBS})
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
   if(NOT T_TIMEOUT)
@@ -28,13 +30,17 @@ function(cldm_add_unit_test name)
 endfunction()
 
 function(cldm_add_e2e_test name)
-  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+  if(NOT T_VENDORS)
+    set(T_VENDORS ${CLDM_VENDORS_DIR})
+  endif()
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl ${OpenCL_LIBRARY} ${T_LIBS})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
-  set(common_env "OCL_ICD_VENDORS=${CLDM_VENDORS_DIR}" "POCL_CACHE_DIR=${CLDM_POCL_CACHE_DIR}"
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
+  set(common_env "OCL_ICD_VENDORS=${T_VENDORS}" "POCL_CACHE_DIR=${CLDM_POCL_CACHE_DIR}"
       "CLDM_TEST_DATA_DIR=${CMAKE_CURRENT_BINARY_DIR}" ${T_ENV})
   if(NOT T_NO_LAYER)
     list(APPEND common_env "OPENCL_LAYERS=$<TARGET_FILE:cldm_layer>")

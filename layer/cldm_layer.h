@@ -1,0 +1,128 @@
+/*
+ * cldm_layer.h — internal header of the cl_ext_device_malloc ICD layer.
+ *
+ * The layer sits between the ICD loader and the driver. It never wraps handles: every
+ * cl_* object it sees is the driver's own, and it keeps side tables keyed by those handles.
+ * Calls go down through the dispatch table the loader handed to clInitLayer (`cldm_next`),
+ * guarded by CLDM_NEXT_HAS() because loaders pass tables of different lengths.
+ *
+ * Prototypes are grouped by the file that defines them, so this header reads as a map of
+ * the layer's modules.
+ */
+#ifndef CLDM_LAYER_H
+#define CLDM_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+#include <CL/cl_ext_device_malloc.h>
+
+#ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR /* cl_khr_spirv_queries, newer headers */
+#define CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR 0x12B9
+#endif
+
+#define CLDM_EXPORT __attribute__((visibility("default")))
+
+/* ---- layer_init.c: entry points, dispatch tables -------------------------------------- */
+
+/* The next layer's (or the loader's) dispatch table and how many entries it has. */
+extern const cl_icd_dispatch *cldm_next;
+extern cl_uint cldm_next_entries;
+
+#define CLDM_SLOT(fn) (offsetof(cl_icd_dispatch, fn) / sizeof(void *))
+/* True when the next table has a non-NULL entry `fn` (never reads past its length). */
+#define CLDM_NEXT_HAS(fn) (cldm_next && CLDM_SLOT(fn) < cldm_next_entries && cldm_next->fn)
+
+/* ---- layer_log.c: logging and configuration knobs (README "Knobs") --------------------- */
+
+typedef enum cldm_log_level {
+  CLDM_LOG_NONE = 0,
+  CLDM_LOG_ERROR = 1,
+  CLDM_LOG_WARN = 2,
+  CLDM_LOG_INFO = 3,
+  CLDM_LOG_DEBUG = 4
+} cldm_log_level;
+
+void cldm_log(cldm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cldm_log_enabled(cldm_log_level level);
+
+/* Default heap size in bytes: CLDM_HEAP_SIZE (bytes, K/M/G suffixes) or 8 MiB. */
+size_t cldm_config_default_heap_size(void);
+/* Directory to dump lowered SPIR-V into (CLDM_DUMP_DIR), or NULL. */
+const char *cldm_config_dump_dir(void);
+
+/* ---- layer_info.c: helpers for clGet*Info-style answers -------------------------------- */
+
+/* Copies `size` bytes from `src` following the OpenCL query rules: CL_INVALID_VALUE (and
+ * nothing written) if param_value is non-NULL and param_value_size < size. */
+cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size,
+                        void *param_value, size_t *param_value_size_ret);
+
+/* Runs a size query + value query through `query` into a malloc'd buffer (*out, *out_size).
+ * `query` has the shape of clGetDeviceInfo with the object and name bound by the caller. */
+typedef cl_int (*cldm_info_query_fn)(const void *obj, cl_uint name, size_t size, void *value,
+                                     size_t *size_ret);
+cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
+                       size_t *out_size);
+
+/* ---- layer_device.c: per-device state --------------------------------------------------- */
+
+/* 1 if `device` accepts SPIR-V (spec 1.1), 0 if not, negative cl_int error if the device
+ * handle is not valid. Cached per device. */
+int cldm_device_supported(cl_device_id device);
+/* The current heap-size setting of a supported device (spec 1.2). */
+size_t cldm_device_heap_size(cl_device_id device);
+/* clSetDeviceHeapSizeEXT's rules (spec 1.2). */
+cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
+/* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
+void cldm_device_heap_created(cl_device_id device);
+void cldm_device_heap_released(cl_device_id device);
+/* 1 if any device of `platform` is supported. */
+int cldm_platform_supported(cl_platform_id platform);
+
+/* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
+
+cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info param_name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret);
+cl_int CL_API_CALL clGetPlatformInfo_wrap(cl_platform_id platform, cl_platform_info param_name,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret);
+
+/* ---- layer_extfn.c: extension function lookup ------------------------------------------- */
+
+void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id platform,
+                                                                const char *name);
+void *CL_API_CALL clGetExtensionFunctionAddress_wrap(const char *name);
+
+/* ---- layer_heap.c: heaps per (context, device) (spec 1.2-1.4, 1.7) ----------------------- */
+
+/* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
+ * `queue` after the commands enqueued before (spec 1.3). */
+cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
+                      cl_device_heap_info_ext name, cl_ulong *value);
+/* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4). */
+cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
+                               cl_uint num_events, const cl_event *wait_list, cl_event *event);
+
+/* ---- layer_program.c: programs and kernels of lowered modules (spec 1.5-1.7) ------------- */
+
+/* Fills the dispatch slots for program/kernel/enqueue interception. */
+void cldm_dispatch_fill_program(cl_icd_dispatch *d);
+/* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
+void *cldm_extfn_program(const char *name);
+
+/* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
+
+cl_int CL_API_CALL cldm_clSetDeviceHeapSizeEXT(cl_device_id device, size_t size);
+cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,
+                                               cl_device_heap_info_ext param_name,
+                                               size_t param_value_size, void *param_value,
+                                               size_t *param_value_size_ret);
+cl_int CL_API_CALL cldm_clEnqueueResetDeviceHeapEXT(cl_command_queue queue, cl_uint num_events,
+                                                    const cl_event *wait_list, cl_event *event);
+
+#endif /* CLDM_LAYER_H */

@@ -1,0 +1,172 @@
+/*
+ * layer_device.c — per-device state: whether the device supports the extension (it accepts
+ * SPIR-V, spec 1.1), its heap-size setting and how many live heaps it has (spec 1.2).
+ *
+ * Entries are created on first use and kept for the life of the process (root devices are
+ * never destroyed; a released sub-device's entry is harmless). One mutex guards the table;
+ * driver queries run outside it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cldm_layer.h"
+
+typedef struct cldm_device_state {
+  cl_device_id device;
+  int supported;          /* accepts SPIR-V */
+  size_t heap_size;       /* bytes; setting used for heaps created from now on */
+  cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
+  unsigned live_heaps;    /* heaps of this device in contexts not yet released */
+} cldm_device_state;
+
+static pthread_mutex_t cldm_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static cldm_device_state *cldm_devices;
+static size_t cldm_devices_len, cldm_devices_cap;
+
+static cl_int cldm_device_query(const void *obj, cl_uint name, size_t size, void *value,
+                                size_t *size_ret)
+{
+  return cldm_next->clGetDeviceInfo((cl_device_id)obj, name, size, value, size_ret);
+}
+
+/* Finds the entry; caller holds the lock. */
+static cldm_device_state *cldm_device_find(cl_device_id device)
+{
+  for (size_t i = 0; i < cldm_devices_len; i++)
+    if (cldm_devices[i].device == device)
+      return &cldm_devices[i];
+  return NULL;
+}
+
+/* Queries the driver and fills `st` (no lock held). Returns CL_SUCCESS or the driver's error
+ * for an invalid device. */
+static cl_int cldm_device_probe(cl_device_id device, cldm_device_state *st)
+{
+  if (!device || !CLDM_NEXT_HAS(clGetDeviceInfo))
+    return CL_INVALID_DEVICE;
+  cl_device_type type;
+  cl_int err = cldm_next->clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+  if (err != CL_SUCCESS)
+    return err;
+  memset(st, 0, sizeof(*st));
+  st->device = device;
+  st->heap_size = cldm_config_default_heap_size();
+  cldm_next->clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(st->max_alloc),
+                             &st->max_alloc, NULL);
+  void *il = NULL;
+  size_t il_size = 0;
+  /* CL_DEVICE_IL_VERSION (OpenCL 2.1) and CL_DEVICE_IL_VERSION_KHR share one value. */
+  if (cldm_info_fetch(cldm_device_query, device, CL_DEVICE_IL_VERSION, &il, &il_size) == CL_SUCCESS)
+    st->supported = strstr((const char *)il, "SPIR-V") != NULL;
+  free(il);
+  return CL_SUCCESS;
+}
+
+/* Makes sure `device` has an entry (probing the driver the first time). Entries are only
+ * read or written under the lock, through cldm_device_find: realloc may move them. */
+static cl_int cldm_device_ensure(cl_device_id device)
+{
+  pthread_mutex_lock(&cldm_devices_lock);
+  int known = cldm_device_find(device) != NULL;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  if (known)
+    return CL_SUCCESS;
+  cldm_device_state fresh;
+  cl_int err = cldm_device_probe(device, &fresh);
+  if (err != CL_SUCCESS)
+    return err;
+  pthread_mutex_lock(&cldm_devices_lock);
+  if (!cldm_device_find(device)) { /* another thread may have added it meanwhile */
+    if (cldm_devices_len == cldm_devices_cap) {
+      size_t cap = cldm_devices_cap ? 2 * cldm_devices_cap : 8;
+      cldm_device_state *grown = realloc(cldm_devices, cap * sizeof(*grown));
+      if (!grown)
+        err = CL_OUT_OF_HOST_MEMORY;
+      else {
+        cldm_devices = grown;
+        cldm_devices_cap = cap;
+      }
+    }
+    if (err == CL_SUCCESS)
+      cldm_devices[cldm_devices_len++] = fresh;
+  }
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return err;
+}
+
+int cldm_device_supported(cl_device_id device)
+{
+  cl_int err = cldm_device_ensure(device);
+  if (err != CL_SUCCESS)
+    return err < 0 ? err : CL_INVALID_DEVICE;
+  pthread_mutex_lock(&cldm_devices_lock);
+  int supported = cldm_device_find(device)->supported;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return supported;
+}
+
+size_t cldm_device_heap_size(cl_device_id device)
+{
+  if (cldm_device_ensure(device) != CL_SUCCESS)
+    return cldm_config_default_heap_size();
+  pthread_mutex_lock(&cldm_devices_lock);
+  size_t size = cldm_device_find(device)->heap_size;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return size;
+}
+
+cl_int cldm_device_set_heap_size(cl_device_id device, size_t size)
+{
+  cl_int err = cldm_device_ensure(device);
+  if (err != CL_SUCCESS)
+    return CL_INVALID_DEVICE;
+  pthread_mutex_lock(&cldm_devices_lock);
+  cldm_device_state *st = cldm_device_find(device);
+  if (!st->supported)
+    err = CL_INVALID_DEVICE;
+  else if (size == 0 || size < CL_DEVICE_HEAP_SIZE_MIN_EXT || (st->max_alloc && size > st->max_alloc))
+    err = CL_INVALID_VALUE;
+  else if (st->live_heaps > 0)
+    err = CL_INVALID_OPERATION;
+  else
+    st->heap_size = size;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return err;
+}
+
+void cldm_device_heap_created(cl_device_id device)
+{
+  if (cldm_device_ensure(device) != CL_SUCCESS)
+    return;
+  pthread_mutex_lock(&cldm_devices_lock);
+  cldm_device_find(device)->live_heaps++;
+  pthread_mutex_unlock(&cldm_devices_lock);
+}
+
+void cldm_device_heap_released(cl_device_id device)
+{
+  pthread_mutex_lock(&cldm_devices_lock);
+  cldm_device_state *st = cldm_device_find(device);
+  if (st && st->live_heaps > 0)
+    st->live_heaps--;
+  pthread_mutex_unlock(&cldm_devices_lock);
+}
+
+int cldm_platform_supported(cl_platform_id platform)
+{
+  if (!CLDM_NEXT_HAS(clGetDeviceIDs))
+    return 0;
+  cl_uint n = 0;
+  if (cldm_next->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n) != CL_SUCCESS || !n)
+    return 0;
+  cl_device_id *devs = calloc(n, sizeof(*devs));
+  if (!devs)
+    return 0;
+  int any = 0;
+  if (cldm_next->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devs, NULL) == CL_SUCCESS)
+    for (cl_uint i = 0; i < n && !any; i++)
+      any = cldm_device_supported(devs[i]) == 1;
+  free(devs);
+  return any;
+}

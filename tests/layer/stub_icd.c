@@ -1,0 +1,230 @@
+/*
+ * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
+ * (see stub_icd.h), no contexts or queues. It lets the tests check the layer's query
+ * behaviour against exactly known driver answers, including devices without SPIR-V, under
+ * both ICD loaders. Every object starts with the ICD dispatch pointer, as loaders require.
+ */
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#endif
+#include <string.h>
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+
+#include "stub_icd.h"
+
+#define STUB_EXPORT __attribute__((visibility("default")))
+#ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR
+#define CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR 0x12B9
+#endif
+
+static cl_icd_dispatch stub_dispatch;
+
+struct _cl_platform_id {
+  cl_icd_dispatch *dispatch;
+  const char *name, *extensions;
+};
+struct _cl_device_id {
+  cl_icd_dispatch *dispatch;
+  cl_platform_id platform;
+  const char *name, *extensions, *il; /* il NULL: the IL query is invalid (OpenCL 1.2) */
+  cl_ulong max_alloc;
+  int spirv_sets;
+};
+
+static struct _cl_platform_id stub_platforms[2] = {
+    {&stub_dispatch, "cldm stub A", STUB_PLATFORM_A_EXTENSIONS},
+    {&stub_dispatch, "cldm stub B", STUB_PLATFORM_B_EXTENSIONS},
+};
+static struct _cl_device_id stub_devices[3] = {
+    {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0},
+    {&stub_dispatch, &stub_platforms[0], "stub-spirv", STUB_DEVICE1_EXTENSIONS, STUB_DEVICE1_IL,
+     STUB_DEVICE1_MAX_ALLOC, 1},
+    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0},
+};
+
+static cl_int stub_return(const void *src, size_t size, size_t value_size, void *value,
+                          size_t *size_ret)
+{
+  if (value) {
+    if (value_size < size)
+      return CL_INVALID_VALUE;
+    memcpy(value, src, size);
+  }
+  if (size_ret)
+    *size_ret = size;
+  return CL_SUCCESS;
+}
+
+/* Splits a space-separated list into cl_name_version entries (version 1.0.0). */
+static cl_int stub_return_versions(const char *list, size_t value_size, void *value,
+                                   size_t *size_ret)
+{
+  cl_name_version out[16];
+  size_t n = 0;
+  for (const char *p = list; *p && n < 16;) {
+    while (*p == ' ')
+      p++;
+    size_t len = strcspn(p, " ");
+    if (!len)
+      break;
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].version = CL_MAKE_VERSION(1, 0, 0);
+    memcpy(out[n].name, p, len < CL_NAME_VERSION_MAX_NAME_SIZE ? len : CL_NAME_VERSION_MAX_NAME_SIZE - 1);
+    n++;
+    p += len;
+  }
+  return stub_return(out, n * sizeof(out[0]), value_size, value, size_ret);
+}
+
+static cl_int CL_API_CALL stub_GetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
+                                              cl_uint *num_platforms)
+{
+  if ((!platforms && !num_platforms) || (platforms && !num_entries))
+    return CL_INVALID_VALUE;
+  for (cl_uint i = 0; platforms && i < num_entries && i < 2; i++)
+    platforms[i] = &stub_platforms[i];
+  if (num_platforms)
+    *num_platforms = 2;
+  return CL_SUCCESS;
+}
+
+static int stub_platform_valid(cl_platform_id p) { return p == &stub_platforms[0] || p == &stub_platforms[1]; }
+static int stub_device_valid(cl_device_id d) { return d >= &stub_devices[0] && d <= &stub_devices[2]; }
+
+static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name,
+                                               size_t size, void *value, size_t *size_ret)
+{
+  if (!stub_platform_valid(p))
+    return CL_INVALID_PLATFORM;
+  const char *s = NULL;
+  switch (name) {
+  case CL_PLATFORM_PROFILE: s = "FULL_PROFILE"; break;
+  case CL_PLATFORM_VERSION: s = "OpenCL 3.0 cldm-stub"; break;
+  case CL_PLATFORM_NAME: s = p->name; break;
+  case CL_PLATFORM_VENDOR: s = "cldm tests"; break;
+  case CL_PLATFORM_EXTENSIONS: s = p->extensions; break;
+  case CL_PLATFORM_ICD_SUFFIX_KHR: s = "STUB"; break;
+  case CL_PLATFORM_EXTENSIONS_WITH_VERSION:
+    return stub_return_versions(p->extensions, size, value, size_ret);
+  case CL_PLATFORM_NUMERIC_VERSION: {
+    cl_version v = CL_MAKE_VERSION(3, 0, 0);
+    return stub_return(&v, sizeof(v), size, value, size_ret);
+  }
+  case CL_PLATFORM_HOST_TIMER_RESOLUTION: {
+    cl_ulong r = 0;
+    return stub_return(&r, sizeof(r), size, value, size_ret);
+  }
+  default: return CL_INVALID_VALUE;
+  }
+  return stub_return(s, strlen(s) + 1, size, value, size_ret);
+}
+
+static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type type,
+                                            cl_uint num_entries, cl_device_id *devices,
+                                            cl_uint *num_devices)
+{
+  if (!stub_platform_valid(p))
+    return CL_INVALID_PLATFORM;
+  if ((!devices && !num_devices) || (devices && !num_entries))
+    return CL_INVALID_VALUE;
+  if (!(type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT)))
+    return CL_DEVICE_NOT_FOUND;
+  cl_uint n = 0;
+  for (int i = 0; i < 3; i++)
+    if (stub_devices[i].platform == p) {
+      if (devices && n < num_entries)
+        devices[n] = &stub_devices[i];
+      n++;
+    }
+  if (num_devices)
+    *num_devices = n;
+  return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name, size_t size,
+                                             void *value, size_t *size_ret)
+{
+  if (!stub_device_valid(d))
+    return CL_INVALID_DEVICE;
+  const char *s = NULL;
+  switch (name) {
+  case CL_DEVICE_TYPE: {
+    cl_device_type t = CL_DEVICE_TYPE_CPU;
+    return stub_return(&t, sizeof(t), size, value, size_ret);
+  }
+  case CL_DEVICE_PLATFORM: return stub_return(&d->platform, sizeof(d->platform), size, value, size_ret);
+  case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return stub_return(&d->max_alloc, sizeof(d->max_alloc), size, value, size_ret);
+  case CL_DEVICE_AVAILABLE: {
+    cl_bool b = CL_TRUE;
+    return stub_return(&b, sizeof(b), size, value, size_ret);
+  }
+  case CL_DEVICE_NAME: s = d->name; break;
+  case CL_DEVICE_VENDOR: s = "cldm tests"; break;
+  case CL_DEVICE_VERSION: s = d->il ? "OpenCL 3.0 stub" : "OpenCL 1.2 stub"; break;
+  case CL_DRIVER_VERSION: s = "1.0"; break;
+  case CL_DEVICE_EXTENSIONS: s = d->extensions; break;
+  case CL_DEVICE_EXTENSIONS_WITH_VERSION:
+    return stub_return_versions(d->extensions, size, value, size_ret);
+  case CL_DEVICE_IL_VERSION:
+    if (!d->il)
+      return CL_INVALID_VALUE;
+    s = d->il;
+    break;
+  case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR: {
+    static const char *const sets[] = {STUB_SPIRV_SET0};
+    if (!d->spirv_sets)
+      return CL_INVALID_VALUE;
+    return stub_return(sets, sizeof(sets), size, value, size_ret);
+  }
+  default: return CL_INVALID_VALUE;
+  }
+  return stub_return(s, strlen(s) + 1, size, value, size_ret);
+}
+
+static cl_int stub_probe(void) { return STUB_PROBE_RESULT; }
+
+STUB_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
+                                                      cl_platform_id *platforms,
+                                                      cl_uint *num_platforms)
+{
+  return stub_GetPlatformIDs(num_entries, platforms, num_platforms);
+}
+
+static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name)
+{
+  if (!strcmp(name, "clIcdGetPlatformIDsKHR"))
+    return (void *)clIcdGetPlatformIDsKHR;
+  if (!strcmp(name, "clGetPlatformInfo")) /* ocl-icd asks for it this way at load */
+    return (void *)stub_GetPlatformInfo;
+  if (!strcmp(name, STUB_PROBE_FUNCTION))
+    return (void *)stub_probe;
+  return NULL;
+}
+
+static void *CL_API_CALL stub_GetExtensionFunctionAddressForPlatform(cl_platform_id p,
+                                                                     const char *name)
+{
+  (void)p;
+  return stub_GetExtensionFunctionAddress(name);
+}
+
+STUB_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
+{
+  return stub_GetExtensionFunctionAddress(name);
+}
+
+__attribute__((constructor)) static void stub_init(void)
+{
+  stub_dispatch.clGetPlatformIDs = stub_GetPlatformIDs;
+  stub_dispatch.clGetPlatformInfo = stub_GetPlatformInfo;
+  stub_dispatch.clGetDeviceIDs = stub_GetDeviceIDs;
+  stub_dispatch.clGetDeviceInfo = stub_GetDeviceInfo;
+  stub_dispatch.clGetExtensionFunctionAddress = stub_GetExtensionFunctionAddress;
+  stub_dispatch.clGetExtensionFunctionAddressForPlatform = stub_GetExtensionFunctionAddressForPlatform;
+}

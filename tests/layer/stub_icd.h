@@ -1,0 +1,24 @@
+/*
+ * stub_icd.h — what the stub ICD (stub_icd.c) reports, shared with the layer tests so they
+ * can compare the layer's answers with the driver's exact answers.
+ *
+ * Platform 0 ("cldm stub A"): device 0 "stub-plain" (OpenCL 3.0, empty IL list),
+ *                            device 1 "stub-spirv" (SPIR-V 1.0/1.2, answers
+ *                            CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR).
+ * Platform 1 ("cldm stub B"): device 2 "stub-legacy" (OpenCL 1.2: IL query is invalid).
+ */
+#ifndef CLDM_STUB_ICD_H
+#define CLDM_STUB_ICD_H
+
+#define STUB_PLATFORM_A_EXTENSIONS "cl_khr_icd cl_stub_platform_a"
+#define STUB_PLATFORM_B_EXTENSIONS "cl_khr_icd cl_stub_platform_b "
+#define STUB_DEVICE0_EXTENSIONS "cl_khr_fp64 cl_stub_plain"
+#define STUB_DEVICE1_EXTENSIONS "cl_khr_il_program cl_stub_spirv "
+#define STUB_DEVICE2_EXTENSIONS "cl_khr_byte_addressable_store"
+#define STUB_DEVICE1_IL "SPIR-V_1.0 SPIR-V_1.2"
+#define STUB_DEVICE1_MAX_ALLOC ((cl_ulong)64 << 20)
+#define STUB_SPIRV_SET0 "OpenCL.std"
+#define STUB_PROBE_FUNCTION "clStubProbeEXT" /* served by the stub for both platforms */
+#define STUB_PROBE_RESULT 0x5157
+
+#endif
