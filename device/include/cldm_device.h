@@ -67,7 +67,19 @@ typedef struct cldm_heap_stats {
 /* Smallest heap (bytes) the allocator supports; equals CL_DEVICE_HEAP_SIZE_MIN_EXT. */
 uint64_t cldm_heap_min_size(void);
 
-/* Bytes of the buffer the host creates for a heap of `requested` bytes (>= min size). */
+/* Largest usable heap (bytes) the layout supports (64 GiB - 64 KiB; bytes in use are counted
+ * in 32-bit units of 16 bytes). A 32-bit (Physical32) module additionally needs the whole buffer
+ * below 4 GiB. */
+uint64_t cldm_heap_max_size(void);
+
+/* Usable bytes of a heap created for `requested` bytes: rounded down to the page size
+ * (64 KiB, spec 1.2) and clamped to [min size, max size]. This is what the statistics report
+ * as the heap size. */
+uint64_t cldm_heap_usable_size(uint64_t requested);
+
+/* Bytes of the buffer the host creates for a heap of `requested` bytes (>= min size): the
+ * usable size plus header and metadata (about 0.8 % + 16 KiB). Requests outside
+ * [min size, max size] are clamped as in cldm_heap_usable_size. */
 uint64_t cldm_heap_buffer_size(uint64_t requested);
 
 /* Size of the initial image (header + metadata) at offset 0 of a heap buffer of

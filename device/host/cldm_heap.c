@@ -1,0 +1,155 @@
+/*
+ * cldm_heap.c — host side of the heap layout (cldm_device.h): where each metadata array lives
+ * for a given number of pages, the size of the buffer and of the initial image, writing the
+ * image (creation and reset are one host write of it) and decoding statistics.
+ *
+ * The device never recomputes the layout: it reads the offsets from the header this file
+ * writes, so this file is the single source of truth for the geometry.
+ */
+#include "cldm_device.h"
+#include "cldm_heap_layout.h"
+
+#include <stddef.h>
+#include <string.h>
+
+_Static_assert(sizeof(cldm_heap_header) == CLDM_HEADER_BYTES, "header is 256 bytes");
+_Static_assert(offsetof(cldm_heap_header, use_units) == 4 * CLDM_HDR_WORD_USE_UNITS, "use");
+_Static_assert(offsetof(cldm_heap_header, use_live) == 4 * CLDM_HDR_WORD_USE_LIVE, "live");
+_Static_assert(offsetof(cldm_heap_header, peak_units) == 4 * CLDM_HDR_WORD_PEAK_UNITS, "peak");
+_Static_assert(offsetof(cldm_heap_header, failed_lo) == 4 * CLDM_HDR_WORD_FAILED_LO, "failed");
+_Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVALID_LO, "invalid");
+_Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
+_Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
+
+/* Geometry of a heap of `num_pages` pages. */
+typedef struct cldm_layout {
+  uint32_t num_pages;
+  uint32_t hints_offset, descs_offset, pool_offset, pool_words, image_bytes, bitmaps_offset;
+  uint64_t pages_offset, buffer_bytes;
+} cldm_layout;
+
+static uint64_t cldm_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+static void cldm_layout_for_pages(uint32_t num_pages, cldm_layout *l) {
+  uint64_t off = CLDM_HEADER_BYTES;
+  l->num_pages = num_pages;
+  l->hints_offset = (uint32_t)off;
+  off = cldm_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
+  l->descs_offset = (uint32_t)off;
+  off = cldm_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
+  l->pool_offset = (uint32_t)off;
+  l->pool_words = (num_pages + 31u) / 32u;
+  off = cldm_align_up(off + 4ull * l->pool_words, CLDM_META_ALIGN);
+  l->image_bytes = (uint32_t)off;
+  l->bitmaps_offset = (uint32_t)off;
+  off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
+  l->pages_offset = cldm_align_up(off, CLDM_PAGES_ALIGN);
+  l->buffer_bytes = l->pages_offset + (uint64_t)num_pages * CLDM_PAGE_BYTES;
+}
+
+/* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
+static uint32_t cldm_pages_for_buffer(uint64_t buffer_bytes) {
+  cldm_layout l;
+  /* metadata per page: descriptor + pool bit + slot bitmap < 520 bytes */
+  uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 520u);
+  if (n > CLDM_HEAP_MAX_PAGES)
+    n = CLDM_HEAP_MAX_PAGES;
+  for (;;) { /* grow while the next size still fits (a few steps at most) */
+    if (n >= CLDM_HEAP_MAX_PAGES)
+      break;
+    cldm_layout_for_pages((uint32_t)n + 1, &l);
+    if (l.buffer_bytes > buffer_bytes)
+      break;
+    n++;
+  }
+  while (n >= CLDM_HEAP_MIN_PAGES) {
+    cldm_layout_for_pages((uint32_t)n, &l);
+    if (l.buffer_bytes <= buffer_bytes)
+      break;
+    n--;
+  }
+  return n >= CLDM_HEAP_MIN_PAGES ? (uint32_t)n : 0u;
+}
+
+uint64_t cldm_heap_min_size(void) { return CLDM_HEAP_MIN_BYTES; }
+
+uint64_t cldm_heap_max_size(void) { return (uint64_t)CLDM_HEAP_MAX_PAGES * CLDM_PAGE_BYTES; }
+
+uint64_t cldm_heap_usable_size(uint64_t requested) {
+  uint64_t n = requested / CLDM_PAGE_BYTES;
+  if (n < CLDM_HEAP_MIN_PAGES)
+    n = CLDM_HEAP_MIN_PAGES;
+  if (n > CLDM_HEAP_MAX_PAGES)
+    n = CLDM_HEAP_MAX_PAGES;
+  return n * CLDM_PAGE_BYTES;
+}
+
+uint64_t cldm_heap_buffer_size(uint64_t requested) {
+  cldm_layout l;
+  cldm_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &l);
+  return l.buffer_bytes;
+}
+
+size_t cldm_heap_image_size(uint64_t buffer_bytes) {
+  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
+  cldm_layout l;
+  if (n == 0)
+    return 0;
+  cldm_layout_for_pages(n, &l);
+  return l.image_bytes;
+}
+
+int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
+  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
+  cldm_layout l;
+  cldm_heap_header h;
+  if (n == 0 || dst == NULL)
+    return -1;
+  cldm_layout_for_pages(n, &l);
+  if (dst_size < l.image_bytes)
+    return -1;
+  memset(dst, 0, l.image_bytes); /* counters 0, hints empty, descriptors free, pool free */
+  memset(&h, 0, sizeof h);
+  h.magic = CLDM_HEAP_MAGIC;
+  h.layout_version = CLDM_HEAP_LAYOUT_VERSION;
+  h.page_bytes = CLDM_PAGE_BYTES;
+  h.num_pages = n;
+  h.num_classes = CLDM_NUM_CLASSES;
+  h.hints_per_class = CLDM_HINTS_PER_CLASS;
+  h.hints_offset = l.hints_offset;
+  h.descs_offset = l.descs_offset;
+  h.pool_offset = l.pool_offset;
+  h.pool_words = l.pool_words;
+  h.bitmaps_offset = l.bitmaps_offset;
+  h.image_bytes = l.image_bytes;
+  h.pages_offset = l.pages_offset;
+  h.usable_bytes = (uint64_t)n * CLDM_PAGE_BYTES;
+  h.buffer_bytes = buffer_bytes;
+  memcpy(dst, &h, sizeof h);
+  if (n % 32u) { /* pool bits past the last page read as taken */
+    uint32_t *pool = (uint32_t *)((unsigned char *)dst + l.pool_offset);
+    pool[l.pool_words - 1] = ~0u << (n % 32u);
+  }
+  return 0;
+}
+
+size_t cldm_heap_stats_span(uint64_t buffer_bytes) {
+  (void)buffer_bytes;
+  return CLDM_HEADER_BYTES;
+}
+
+int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
+  cldm_heap_header h;
+  if (src == NULL || out == NULL || span < sizeof h)
+    return -1;
+  memcpy(&h, src, sizeof h);
+  if (h.magic != CLDM_HEAP_MAGIC || h.layout_version != CLDM_HEAP_LAYOUT_VERSION)
+    return -1;
+  out->size = h.usable_bytes;
+  out->bytes_in_use = (uint64_t)h.use_units << CLDM_GRANULE_SHIFT;
+  out->peak_bytes_in_use = (uint64_t)h.peak_units << CLDM_GRANULE_SHIFT;
+  out->live_allocations = h.use_live;
+  out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;
+  out->invalid_frees = ((uint64_t)h.invalid_hi << 32) | h.invalid_lo;
+  return 0;
+}
