@@ -1,79 +1,124 @@
 /*
- * demo.c — the README demo: lists OpenCL devices, shows which report cl_ext_device_malloc
- * (the layer adds it to devices that accept SPIR-V), and uses the extension's host API
- * through clGetExtensionFunctionAddressForPlatform: clSetDeviceHeapSizeEXT, then
- * CL_DEVICE_HEAP_SIZE_EXT. Exit status 0 only if at least one device supports the extension
- * and the calls behave as spec 1.2 says.
+ * demo.c — the README demo. On the first device that reports cl_ext_device_malloc (pocl with
+ * the layer enabled), it:
+ *   1. shows the extension in the device's extension list and sets the heap size through
+ *      clSetDeviceHeapSizeEXT, found with clGetExtensionFunctionAddressForPlatform;
+ *   2. runs build_lists (examples/kernels/lists.cl): every work-item mallocs a linked list of
+ *      its own length;
+ *   3. prints the heap statistics, runs consume_lists (a later launch walks, sums and frees
+ *      every list), checks each sum and length on the host, and prints the statistics again.
+ * It does this for the module as clang + llvm-spirv emit it (malloc/free as Import-linkage
+ * functions) and for the same module raised to the SPV_EXT_device_malloc OpExtInst form.
+ * Exit status 0 only if every check passed.
  */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "example_util.h"
 
-#include <CL/cl.h>
-#include <CL/cl_ext_device_malloc.h>
+#define ITEMS 4096
+#define MAX_LEN 24
 
-static char *device_string(cl_device_id d, cl_device_info name)
+static int run(cl_platform_id platform, cl_device_id dev, const char *spv)
 {
-  size_t n = 0;
-  if (clGetDeviceInfo(d, name, 0, NULL, &n) != CL_SUCCESS)
-    return strdup("");
-  char *s = calloc(1, n + 1);
-  clGetDeviceInfo(d, name, n, s, NULL);
-  return s;
-}
+  cl_int err;
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  CHECK(err);
+  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+  CHECK(err);
+  cl_program prog = example_program(ctx, dev, spv);
+  cl_kernel build = clCreateKernel(prog, "build_lists", &err);
+  CHECK(err);
+  cl_kernel consume = clCreateKernel(prog, "consume_lists", &err);
+  CHECK(err);
+  cl_uint nargs = 0;
+  CHECK(clGetKernelInfo(build, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL));
+  printf("module %s: build_lists takes %u arguments (the heap argument is hidden)\n", spv, nargs);
 
-static int has_word(const char *list, const char *word)
-{
-  size_t n = strlen(word);
-  for (const char *p = list; (p = strstr(p, word)); p += n)
-    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
-      return 1;
-  return 0;
-}
+  cl_mem heads = clCreateBuffer(ctx, CL_MEM_READ_WRITE, ITEMS * sizeof(cl_ulong), NULL, &err);
+  CHECK(err);
+  cl_mem sums = clCreateBuffer(ctx, CL_MEM_READ_WRITE, ITEMS * sizeof(cl_ulong), NULL, &err);
+  CHECK(err);
+  cl_mem lengths = clCreateBuffer(ctx, CL_MEM_READ_WRITE, ITEMS * sizeof(cl_uint), NULL, &err);
+  CHECK(err);
+  cl_mem failed = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
+  CHECK(err);
+  cl_uint zero = 0, max_len = MAX_LEN;
+  CHECK(clEnqueueFillBuffer(q, failed, &zero, sizeof(zero), 0, sizeof(zero), 0, NULL, NULL));
+  CHECK(clSetKernelArg(build, 0, sizeof(cl_mem), &heads));
+  CHECK(clSetKernelArg(build, 1, sizeof(max_len), &max_len));
+  CHECK(clSetKernelArg(build, 2, sizeof(cl_mem), &failed));
+  CHECK(clSetKernelArg(consume, 0, sizeof(cl_mem), &heads));
+  CHECK(clSetKernelArg(consume, 1, sizeof(cl_mem), &sums));
+  CHECK(clSetKernelArg(consume, 2, sizeof(cl_mem), &lengths));
 
-int main(void)
-{
-  cl_platform_id platforms[8];
-  cl_uint np = 0;
-  if (clGetPlatformIDs(8, platforms, &np) != CL_SUCCESS || np == 0) {
-    fprintf(stderr, "demo: no OpenCL platform (is OCL_ICD_VENDORS set?)\n");
-    return 1;
-  }
-  int supported = 0, ok = 1;
-  for (cl_uint p = 0; p < np && p < 8; p++) {
-    cl_device_id devs[8];
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 8, devs, &nd) != CL_SUCCESS)
-      continue;
-    for (cl_uint i = 0; i < nd && i < 8; i++) {
-      char *name = device_string(devs[i], CL_DEVICE_NAME);
-      char *il = device_string(devs[i], CL_DEVICE_IL_VERSION);
-      char *ext = device_string(devs[i], CL_DEVICE_EXTENSIONS);
-      int has = has_word(ext, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME);
-      printf("device: %s\n  IL: %s\n  %s: %s\n", name, *il ? il : "(none)",
-             CL_EXT_DEVICE_MALLOC_EXTENSION_NAME, has ? "yes" : "no");
-      if (has) {
-        supported++;
-        clSetDeviceHeapSizeEXT_fn set_heap_size = (clSetDeviceHeapSizeEXT_fn)
-            clGetExtensionFunctionAddressForPlatform(platforms[p], "clSetDeviceHeapSizeEXT");
-        size_t before = 0, after = 0;
-        clGetDeviceInfo(devs[i], CL_DEVICE_HEAP_SIZE_EXT, sizeof(before), &before, NULL);
-        cl_int err = set_heap_size ? set_heap_size(devs[i], 32u << 20) : CL_INVALID_OPERATION;
-        clGetDeviceInfo(devs[i], CL_DEVICE_HEAP_SIZE_EXT, sizeof(after), &after, NULL);
-        printf("  heap size: %zu bytes; clSetDeviceHeapSizeEXT(32 MiB) -> %d; now %zu bytes\n",
-               before, err, after);
-        cl_int too_small = set_heap_size ? set_heap_size(devs[i], 1000) : CL_SUCCESS;
-        printf("  clSetDeviceHeapSizeEXT(1000 bytes) -> %d (CL_INVALID_VALUE expected)\n", too_small);
-        ok &= err == CL_SUCCESS && after == (32u << 20) && too_small == CL_INVALID_VALUE;
-      }
-      free(name);
-      free(il);
-      free(ext);
+  example_print_heap(platform, q, "before");
+  size_t global = ITEMS;
+  CHECK(clEnqueueNDRangeKernel(q, build, 1, NULL, &global, NULL, 0, NULL, NULL));
+  example_print_heap(platform, q, "after build_lists");
+  CHECK(clEnqueueNDRangeKernel(q, consume, 1, NULL, &global, NULL, 0, NULL, NULL));
+  example_print_heap(platform, q, "after consume_lists");
+
+  cl_ulong *s = malloc(ITEMS * sizeof(*s));
+  cl_uint *len = malloc(ITEMS * sizeof(*len)), nfailed = 0;
+  CHECK(clEnqueueReadBuffer(q, sums, CL_TRUE, 0, ITEMS * sizeof(*s), s, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, lengths, CL_TRUE, 0, ITEMS * sizeof(*len), len, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, failed, CL_TRUE, 0, sizeof(nfailed), &nfailed, 0, NULL, NULL));
+  int bad = 0;
+  unsigned long long nodes = 0;
+  for (cl_ulong i = 0; i < ITEMS; i++) {
+    cl_ulong want_len = 1 + i % MAX_LEN, want_sum = want_len * i + want_len * (want_len - 1) / 2;
+    nodes += len[i];
+    if (nfailed == 0 && (len[i] != want_len || s[i] != want_sum)) {
+      if (bad++ < 5)
+        printf("  work-item %llu: length %u sum %llu, want %llu and %llu\n",
+               (unsigned long long)i, len[i], (unsigned long long)s[i],
+               (unsigned long long)want_len, (unsigned long long)want_sum);
     }
   }
-  if (!supported)
-    fprintf(stderr, "demo: no device reports %s: is the layer enabled (OPENCL_LAYERS)?\n",
-            CL_EXT_DEVICE_MALLOC_EXTENSION_NAME);
-  return supported && ok ? 0 : 1;
+  printf("%d work-items built %llu list nodes with malloc, a later kernel summed and freed them: %s\n",
+         ITEMS, nodes, bad || nfailed ? "MISMATCH" : "all sums and lengths verified");
+  free(s);
+  free(len);
+  clReleaseMemObject(heads);
+  clReleaseMemObject(sums);
+  clReleaseMemObject(lengths);
+  clReleaseMemObject(failed);
+  clReleaseKernel(build);
+  clReleaseKernel(consume);
+  clReleaseProgram(prog);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  return bad || nfailed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR;
+  cl_platform_id platform;
+  cl_device_id dev = example_device(&platform);
+  char name[256] = "", ext[8192] = "";
+  clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL);
+  clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof(ext) - 1, ext, NULL);
+  printf("device: %s\n  reports %s: %s\n", name, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME,
+         strstr(ext, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME) ? "yes" : "no");
+
+  clSetDeviceHeapSizeEXT_fn set_heap_size = (clSetDeviceHeapSizeEXT_fn)
+      clGetExtensionFunctionAddressForPlatform(platform, "clSetDeviceHeapSizeEXT");
+  if (!set_heap_size) {
+    fprintf(stderr, "clSetDeviceHeapSizeEXT not found\n");
+    return 1;
+  }
+  CHECK(set_heap_size(dev, 16u << 20));
+  size_t heap = 0;
+  CHECK(clGetDeviceInfo(dev, CL_DEVICE_HEAP_SIZE_EXT, sizeof(heap), &heap, NULL));
+  printf("  clSetDeviceHeapSizeEXT(16 MiB) -> CL_SUCCESS; CL_DEVICE_HEAP_SIZE_EXT = %zu bytes\n", heap);
+
+  int rc = 0;
+  const char *forms[] = {"lists.spv", "lists.extinst.spv"};
+  for (int i = 0; i < 2; i++) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, forms[i]);
+    printf("\n== %s form\n", i == 0 ? "Import-linkage (clang + llvm-spirv)" : "SPV_EXT_device_malloc OpExtInst");
+    rc |= run(platform, dev, path);
+  }
+  printf("\n%s\n", rc ? "demo FAILED" : "demo passed");
+  return rc;
 }

@@ -12,6 +12,7 @@
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,26 @@ int cldm_log_enabled(cldm_log_level level);
 size_t cldm_config_default_heap_size(void);
 /* Directory to dump lowered SPIR-V into (CLDM_DUMP_DIR), or NULL. */
 const char *cldm_config_dump_dir(void);
+/* "svm" or "buffer" if CLDM_HEAP_MEMORY forces the heap's memory kind, else NULL. */
+const char *cldm_config_heap_memory(void);
+
+/* ---- layer_map.c: handle -> record hash map (caller holds the map's lock) ---------------- */
+
+typedef struct cldm_map_slot {
+  const void *key;
+  void *value;
+} cldm_map_slot;
+
+typedef struct cldm_map {
+  pthread_mutex_t lock;
+  cldm_map_slot *slots;
+  size_t cap, len;
+} cldm_map;
+
+#define CLDM_MAP_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0}
+void *cldm_map_get(const cldm_map *m, const void *key);
+int cldm_map_put(cldm_map *m, const void *key, void *value); /* 0, or -1 out of memory */
+void *cldm_map_remove(cldm_map *m, const void *key);          /* the removed value or NULL */
 
 /* ---- layer_info.c: helpers for clGet*Info-style answers -------------------------------- */
 
@@ -67,6 +88,10 @@ typedef cl_int (*cldm_info_query_fn)(const void *obj, cl_uint name, size_t size,
                                      size_t *size_ret);
 cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
                        size_t *out_size);
+/* cldm_info_query_fn adapters for contexts and kernels, and a context's platform (or NULL). */
+cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
+cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
+cl_platform_id cldm_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
@@ -80,6 +105,10 @@ cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
 void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
+/* Capabilities of a supported device: CLDM_DEVICE_FEATURE_* bits (allocator variant),
+ * address bits, coarse-grained SVM. CL_INVALID_DEVICE if not supported. Any out may be NULL. */
+cl_int cldm_device_caps(cl_device_id device, unsigned *features, cl_uint *address_bits,
+                        int *svm_coarse);
 /* 1 if any device of `platform` is supported. */
 int cldm_platform_supported(cl_platform_id platform);
 
@@ -100,6 +129,19 @@ void *CL_API_CALL clGetExtensionFunctionAddress_wrap(const char *name);
 
 /* ---- layer_heap.c: heaps per (context, device) (spec 1.2-1.4, 1.7) ----------------------- */
 
+/* How a kernel's hidden argument is set for a heap. */
+typedef struct cldm_heap_binding {
+  int svm;
+  void *svm_ptr;
+  cl_mem buf;
+} cldm_heap_binding;
+
+/* The heap of (context, device), created and initialised on `queue` if it does not exist.
+ * CL_OUT_OF_RESOURCES (and a logged reason) if it cannot be created. */
+cl_int cldm_heap_acquire(cl_command_queue queue, cl_context context, cl_device_id device,
+                         cldm_heap_binding *binding);
+/* Sets argument `index` of `kernel` to the heap. */
+cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *binding);
 /* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
  * `queue` after the commands enqueued before (spec 1.3). */
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
@@ -107,13 +149,65 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
 /* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4). */
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event);
+/* 1 if any heap exists (cheap; release fast paths). */
+int cldm_heaps_exist(void);
+/* After a release of an object of `context`: frees its heaps if only their references remain. */
+void cldm_heap_reap(cl_context context);
+/* Before the application's clReleaseContext: the same, counting the coming release. */
+void cldm_heap_reap_before_context_release(cl_context context);
 
-/* ---- layer_program.c: programs and kernels of lowered modules (spec 1.5-1.7) ------------- */
+/* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
 
-/* Fills the dispatch slots for program/kernel/enqueue interception. */
+typedef struct cldm_program_kernel {
+  char *name;
+  int takes_heap;
+  uint32_t num_user_args;
+  uint32_t heap_arg_index;
+} cldm_program_kernel;
+
+typedef struct cldm_program {
+  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  size_t il_size;
+  size_t num_kernels;
+  cldm_program_kernel *kernels;
+  int heap_exports;           /* exported functions given the heap parameter */
+} cldm_program;
+
+/* Fills the dispatch slots for program, kernel, enqueue and release interception. */
 void cldm_dispatch_fill_program(cl_icd_dispatch *d);
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
 void *cldm_extfn_program(const char *name);
+/* 1 if `program` was created from a lowered module (or linked from one). */
+int cldm_program_tracked(cl_program program);
+/* Copies the table entry of kernel `name` of `program` (name field NULL); 0 if none. */
+int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out);
+
+/* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
+
+typedef struct cldm_kernel {
+  pthread_mutex_t lock;       /* held from binding the heap to the enqueue */
+  uint32_t heap_arg_index;
+  uint32_t num_user_args;
+} cldm_kernel;
+
+void cldm_dispatch_fill_kernel(cl_icd_dispatch *d);
+/* The record of a kernel that takes the heap, or NULL. */
+cldm_kernel *cldm_kernel_find(cl_kernel kernel);
+
+/* ---- layer_enqueue.c: launches (spec 1.7) ------------------------------------------------ */
+
+cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel kernel,
+                                               cl_uint work_dim, const size_t *offset,
+                                               const size_t *global_size,
+                                               const size_t *local_size, cl_uint num_events,
+                                               const cl_event *wait_list, cl_event *event);
+cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
+                                      cl_uint num_events, const cl_event *wait_list,
+                                      cl_event *event);
+
+/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
+
+void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cldm_device.h"
 #include "cldm_layer.h"
 
 typedef struct cldm_device_state {
@@ -18,6 +19,9 @@ typedef struct cldm_device_state {
   size_t heap_size;       /* bytes; setting used for heaps created from now on */
   cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
   unsigned live_heaps;    /* heaps of this device in contexts not yet released */
+  unsigned features;      /* CLDM_DEVICE_FEATURE_* (cldm_device.h) */
+  cl_uint address_bits;   /* CL_DEVICE_ADDRESS_BITS */
+  int svm_coarse;         /* coarse-grained buffer SVM */
 } cldm_device_state;
 
 static pthread_mutex_t cldm_devices_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,6 +32,50 @@ static cl_int cldm_device_query(const void *obj, cl_uint name, size_t size, void
                                 size_t *size_ret)
 {
   return cldm_next->clGetDeviceInfo((cl_device_id)obj, name, size, value, size_ret);
+}
+
+/* 1 if a cl_name_version array names `name`. */
+static int cldm_versions_have(const cl_name_version *v, size_t bytes, const char *name)
+{
+  for (size_t i = 0; v && i < bytes / sizeof(*v); i++)
+    if (!strcmp(v[i].name, name))
+      return 1;
+  return 0;
+}
+
+/* What the allocator may use on this device (picks the module variant, cldm_device.h). */
+static void cldm_device_probe_features(cl_device_id device, cldm_device_state *st)
+{
+  void *ext = NULL, *cfeat = NULL, *cver = NULL;
+  size_t ext_size = 0, cfeat_size = 0, cver_size = 0;
+  cldm_info_fetch(cldm_device_query, device, CL_DEVICE_EXTENSIONS, &ext, &ext_size);
+  cldm_info_fetch(cldm_device_query, device, CL_DEVICE_OPENCL_C_FEATURES, &cfeat, &cfeat_size);
+  cldm_info_fetch(cldm_device_query, device, CL_DEVICE_OPENCL_C_VERSION, &cver, &cver_size);
+  const char *e = ext ? ext : "";
+  const cl_name_version *f = cfeat;
+  /* OpenCL C 2.x has all of it; 3.0 devices list optional features. */
+  int c2 = cver && !strncmp(cver, "OpenCL C 2.", 11);
+  cl_device_atomic_capabilities caps = 0;
+  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof(caps), &caps,
+                                 NULL) != CL_SUCCESS)
+    caps = 0;
+  int acq_rel_device = (caps & CL_DEVICE_ATOMIC_ORDER_ACQ_REL) && (caps & CL_DEVICE_ATOMIC_SCOPE_DEVICE);
+  if (c2 || acq_rel_device)
+    st->features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
+  if (c2 || cldm_versions_have(f, cfeat_size, "__opencl_c_generic_address_space"))
+    st->features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+  if (strstr(e, "cl_khr_int64_base_atomics") && strstr(e, "cl_khr_int64_extended_atomics"))
+    st->features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+  if (strstr(e, "cl_khr_subgroups") || cldm_versions_have(f, cfeat_size, "__opencl_c_subgroups"))
+    st->features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
+  cl_device_svm_capabilities svm = 0;
+  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) == CL_SUCCESS)
+    st->svm_coarse = (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
+  cldm_next->clGetDeviceInfo(device, CL_DEVICE_ADDRESS_BITS, sizeof(st->address_bits),
+                             &st->address_bits, NULL);
+  free(ext);
+  free(cfeat);
+  free(cver);
 }
 
 /* Finds the entry; caller holds the lock. */
@@ -60,6 +108,8 @@ static cl_int cldm_device_probe(cl_device_id device, cldm_device_state *st)
   if (cldm_info_fetch(cldm_device_query, device, CL_DEVICE_IL_VERSION, &il, &il_size) == CL_SUCCESS)
     st->supported = strstr((const char *)il, "SPIR-V") != NULL;
   free(il);
+  if (st->supported)
+    cldm_device_probe_features(device, st);
   return CL_SUCCESS;
 }
 
@@ -151,6 +201,25 @@ void cldm_device_heap_released(cl_device_id device)
   if (st && st->live_heaps > 0)
     st->live_heaps--;
   pthread_mutex_unlock(&cldm_devices_lock);
+}
+
+cl_int cldm_device_caps(cl_device_id device, unsigned *features, cl_uint *address_bits,
+                        int *svm_coarse)
+{
+  cl_int err = cldm_device_ensure(device);
+  if (err != CL_SUCCESS)
+    return err;
+  pthread_mutex_lock(&cldm_devices_lock);
+  const cldm_device_state *st = cldm_device_find(device);
+  if (features)
+    *features = st->features;
+  if (address_bits)
+    *address_bits = st->address_bits;
+  if (svm_coarse)
+    *svm_coarse = st->svm_coarse;
+  err = st->supported ? CL_SUCCESS : CL_INVALID_DEVICE;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return err;
 }
 
 int cldm_platform_supported(cl_platform_id platform)

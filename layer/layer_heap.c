@@ -1,30 +1,346 @@
 /*
- * layer_heap.c — heaps per (context, device).
+ * layer_heap.c — one device heap per (context, device) (spec 1.2-1.4, 1.7).
  *
- * This version has no allocating kernels yet, so no heap is ever created: statistics report
- * what spec 1.3 says for a (context, device) without a heap (the size a heap would get, all
- * counters 0), and a reset is an ordered no-op (a marker, spec 1.4).
+ * A heap is created at the first enqueue of an allocating kernel on a queue of its context
+ * and device, with the device's heap-size setting. Memory: coarse-grained SVM where the
+ * device has it (the device address stays fixed for the heap's life, so pointers kept in
+ * user buffers stay valid across launches), else a buffer (CLDM_HEAP_MEMORY=svm|buffer
+ * forces one). The allocator's layout needs one host write of its "image" (header and
+ * metadata, cldm_device.h) to create or reset a heap: creation writes it with a blocking
+ * command on the launching queue (so no other queue can run a kernel on an uninitialised
+ * heap), and a device-side copy of the image ("pristine") lets clEnqueueResetDeviceHeapEXT
+ * be an ordinary non-blocking copy command.
+ *
+ * Lifetime: the heap's memory objects hold references on the context (drivers retain it), so
+ * the context can only die once they are gone. Each heap records how many references it
+ * holds; after any release of an object of a context that has heaps (layer_lifetime.c), when
+ * the context's reference count equals those references, nobody but the layer can reach the
+ * context any more and its heaps are freed, which lets the driver destroy it.
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cldm_device.h"
 #include "cldm_layer.h"
+
+typedef struct cldm_heap {
+  struct cldm_heap *next;
+  cl_context context;
+  cl_device_id device;
+  int svm;                  /* memory kind: 1 SVM, 0 buffer */
+  void *svm_ptr, *svm_pristine;
+  cl_mem buf, pristine;
+  uint64_t buffer_bytes;    /* size of the heap memory, bytes */
+  size_t image_size;        /* bytes of the initial image (prefix of the heap) */
+  cl_uint context_refs;     /* references the heap's objects hold on the context */
+} cldm_heap;
+
+static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+static cldm_heap *cldm_heaps;
+static int cldm_heaps_alive; /* read without the lock on release fast paths */
+
+int cldm_heaps_exist(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
+
+static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
+{
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    if (h->context == context && h->device == device)
+      return h;
+  return NULL;
+}
+
+static cl_uint cldm_context_refcount(cl_context context)
+{
+  cl_uint refs = 0;
+  cldm_next->clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
+  return refs;
+}
+
+/* Which memory the heap uses: CLDM_HEAP_MEMORY=svm|buffer, else SVM when available. */
+static int cldm_heap_use_svm(cl_device_id device)
+{
+  int svm_coarse = 0;
+  cldm_device_caps(device, NULL, NULL, &svm_coarse);
+  int have = svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
+             CLDM_NEXT_HAS(clEnqueueSVMMemcpy) && CLDM_NEXT_HAS(clSetKernelArgSVMPointer);
+  const char *force = cldm_config_heap_memory();
+  if (force && !strcmp(force, "buffer"))
+    return 0;
+  if (force && !strcmp(force, "svm") && !have)
+    cldm_log(CLDM_LOG_WARN, "CLDM_HEAP_MEMORY=svm but the device has no coarse-grained SVM; using a buffer");
+  return have;
+}
+
+static void cldm_heap_free_memory(cldm_heap *h)
+{
+  if (h->svm) {
+    if (h->svm_ptr)
+      cldm_next->clSVMFree(h->context, h->svm_ptr);
+    if (h->svm_pristine)
+      cldm_next->clSVMFree(h->context, h->svm_pristine);
+  } else {
+    if (h->buf)
+      cldm_next->clReleaseMemObject(h->buf);
+    if (h->pristine)
+      cldm_next->clReleaseMemObject(h->pristine);
+  }
+}
+
+/* Allocates the heap's memory objects (the pristine image is filled at creation for
+ * buffers). */
+static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
+{
+  cl_int err = CL_SUCCESS;
+  if (h->svm) {
+    h->svm_ptr = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->buffer_bytes, 0);
+    h->svm_pristine = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->image_size, 0);
+    return h->svm_ptr && h->svm_pristine ? CL_SUCCESS : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  }
+  h->buf = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_WRITE, h->buffer_bytes, NULL, &err);
+  if (err == CL_SUCCESS)
+    h->pristine = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            h->image_size, (void *)image, &err);
+  return err;
+}
+
+/* Writes the image into the heap (and the SVM pristine copy) with blocking commands on
+ * `queue`: no kernel anywhere can see the heap before it is initialised. */
+static cl_int cldm_heap_write_image(cldm_heap *h, cl_command_queue queue, const void *image)
+{
+  if (!h->svm)
+    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->image_size, image, 0,
+                                           NULL, NULL);
+  cl_int err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_pristine, image,
+                                             h->image_size, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_ptr, image, h->image_size, 0,
+                                        NULL, NULL);
+  return err;
+}
+
+static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
+
+/* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
+static cl_int cldm_heap_create(cl_command_queue queue, cl_context context, cl_device_id device,
+                               cldm_heap **out)
+{
+  size_t setting = cldm_device_heap_size(device);
+  cldm_heap *h = calloc(1, sizeof(*h));
+  if (!h)
+    return CL_OUT_OF_HOST_MEMORY;
+  h->context = context;
+  h->device = device;
+  h->svm = cldm_heap_use_svm(device);
+  h->buffer_bytes = cldm_heap_buffer_size(setting);
+  h->image_size = cldm_heap_image_size(h->buffer_bytes);
+  void *image = malloc(h->image_size);
+  cl_int err = CL_OUT_OF_HOST_MEMORY;
+  if (image && cldm_heap_image_write(h->buffer_bytes, image, h->image_size) == 0) {
+    /* count exactly the references the memory objects take (nothing else runs meanwhile) */
+    cl_uint before = cldm_context_refcount(context);
+    err = cldm_heap_alloc_memory(h, image);
+    h->context_refs = cldm_context_refcount(context) - before;
+    if (err == CL_SUCCESS)
+      err = cldm_heap_write_image(h, queue, image);
+  }
+  free(image);
+  if (err != CL_SUCCESS) {
+    cldm_log(CLDM_LOG_ERROR,
+             "cannot create the device heap (%llu bytes, %s) for context %p, device %p: error %d",
+             (unsigned long long)h->buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
+             (void *)device, err);
+    cldm_heap_free_memory(h);
+    free(h);
+    return CL_OUT_OF_RESOURCES;
+  }
+  /* Safety net for drivers whose objects do not hold the context: forget the heap when the
+   * context dies (its memory went with it). */
+  if (CLDM_NEXT_HAS(clSetContextDestructorCallback))
+    cldm_next->clSetContextDestructorCallback(context, cldm_heap_context_destroyed, NULL);
+  h->next = cldm_heaps;
+  cldm_heaps = h;
+  __atomic_add_fetch(&cldm_heaps_alive, 1, __ATOMIC_RELAXED);
+  cldm_device_heap_created(device);
+  cldm_log(CLDM_LOG_INFO, "created a %llu-byte device heap (%s) for context %p, device %p",
+           (unsigned long long)h->buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
+           (void *)device);
+  *out = h;
+  return CL_SUCCESS;
+}
+
+static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b)
+{
+  b->svm = h->svm;
+  b->svm_ptr = h->svm_ptr;
+  b->buf = h->buf;
+}
+
+cl_int cldm_heap_acquire(cl_command_queue queue, cl_context context, cl_device_id device,
+                         cldm_heap_binding *binding)
+{
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  cl_int err = h ? CL_SUCCESS : cldm_heap_create(queue, context, device, &h);
+  if (err == CL_SUCCESS)
+    cldm_heap_binding_of(h, binding);
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  return err;
+}
+
+cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b)
+{
+  if (b->svm)
+    return cldm_next->clSetKernelArgSVMPointer(kernel, index, b->svm_ptr);
+  return cldm_next->clSetKernelArg(kernel, index, sizeof(cl_mem), &b->buf);
+}
+
+/* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
+static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
+{
+  uint64_t bytes = cldm_heap_buffer_size(cldm_device_heap_size(device));
+  size_t image_size = cldm_heap_image_size(bytes);
+  void *image = malloc(image_size);
+  cldm_heap_stats stats;
+  int ok = image && cldm_heap_image_write(bytes, image, image_size) == 0 &&
+           cldm_heap_stats_decode(image, image_size, &stats) == 0;
+  free(image);
+  if (!ok)
+    return CL_OUT_OF_HOST_MEMORY;
+  *value = stats.size;
+  return CL_SUCCESS;
+}
 
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
                       cl_device_heap_info_ext name, cl_ulong *value)
 {
-  (void)context;
-  /* "as of all commands enqueued before on that queue" */
-  cl_int err = cldm_next->clFinish(queue);
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  cldm_heap copy;
+  if (h)
+    copy = *h; /* the heap outlives this call: the caller's queue keeps its context alive */
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (!h) {
+    cl_int err = cldm_next->clFinish(queue); /* "as of all commands enqueued before" */
+    if (err != CL_SUCCESS)
+      return err;
+    *value = 0;
+    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value) : CL_SUCCESS;
+  }
+  size_t span = cldm_heap_stats_span(copy.buffer_bytes);
+  void *bytes = malloc(span);
+  if (!bytes)
+    return CL_OUT_OF_HOST_MEMORY;
+  /* blocking reads on the caller's queue: ordered after every command enqueued before */
+  cl_int err = copy.svm
+                   ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
+                   : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
+  cldm_heap_stats stats;
+  if (err == CL_SUCCESS && cldm_heap_stats_decode(bytes, span, &stats) != 0) {
+    cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
+    err = CL_OUT_OF_RESOURCES;
+  }
+  free(bytes);
   if (err != CL_SUCCESS)
     return err;
-  *value = name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? (cl_ulong)cldm_device_heap_size(device) : 0;
+  switch (name) {
+  case CL_DEVICE_HEAP_INFO_SIZE_EXT: *value = stats.size; break;
+  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT: *value = stats.bytes_in_use; break;
+  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT: *value = stats.peak_bytes_in_use; break;
+  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT: *value = stats.live_allocations; break;
+  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT: *value = stats.failed_allocations; break;
+  default: *value = stats.invalid_frees; break;
+  }
   return CL_SUCCESS;
 }
 
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
-  (void)context;
-  (void)device;
-  if (!CLDM_NEXT_HAS(clEnqueueMarkerWithWaitList))
-    return CL_INVALID_OPERATION;
-  return cldm_next->clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event);
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  cldm_heap copy;
+  if (h)
+    copy = *h;
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (!h) /* nothing to reset; still an ordered command (spec 1.4) */
+    return cldm_next->clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event);
+  if (copy.svm)
+    return cldm_next->clEnqueueSVMMemcpy(queue, CL_FALSE, copy.svm_ptr, copy.svm_pristine,
+                                         copy.image_size, num_events, wait_list, event);
+  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0, copy.image_size,
+                                        num_events, wait_list, event);
+}
+
+/* Unlinks every heap of `context` into *out; caller holds the lock. Returns the references
+ * those heaps hold on the context. */
+static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
+{
+  cl_uint refs = 0;
+  for (cldm_heap **pp = &cldm_heaps; *pp;) {
+    cldm_heap *h = *pp;
+    if (h->context == context) {
+      *pp = h->next;
+      h->next = *out;
+      *out = h;
+      refs += h->context_refs;
+    } else
+      pp = &h->next;
+  }
+  return refs;
+}
+
+static cl_uint cldm_heap_context_refs(cl_context context)
+{
+  cl_uint refs = 0;
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    if (h->context == context)
+      refs += h->context_refs;
+  return refs;
+}
+
+static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
+{
+  while (list) {
+    cldm_heap *next = list->next;
+    if (free_memory)
+      cldm_heap_free_memory(list);
+    cldm_device_heap_released(list->device);
+    __atomic_sub_fetch(&cldm_heaps_alive, 1, __ATOMIC_RELAXED);
+    cldm_log(CLDM_LOG_INFO, "released the device heap of context %p, device %p",
+             (void *)list->context, (void *)list->device);
+    free(list);
+    list = next;
+  }
+}
+
+/* Frees the heaps of `context` if, after `pending` more releases by the caller, only the
+ * heaps' own references would remain. */
+static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
+{
+  if (!cldm_heaps_exist())
+    return;
+  cldm_heap *dead = NULL;
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cl_uint ours = cldm_heap_context_refs(context);
+  if (ours && cldm_context_refcount(context) == ours + pending)
+    cldm_heap_unlink_context(context, &dead);
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  cldm_heap_destroy_list(dead, 1);
+}
+
+void cldm_heap_reap(cl_context context) { cldm_heap_reap_pending(context, 0); }
+
+void cldm_heap_reap_before_context_release(cl_context context)
+{
+  cldm_heap_reap_pending(context, 1);
+}
+
+static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data)
+{
+  (void)user_data;
+  cldm_heap *dead = NULL;
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap_unlink_context(context, &dead);
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  cldm_heap_destroy_list(dead, 0); /* the context took the memory with it */
 }

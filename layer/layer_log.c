@@ -3,6 +3,7 @@
  *   CLDM_LOG        none | error | warn | info | debug (default: error)
  *   CLDM_HEAP_SIZE  default heap size in bytes, K/M/G suffixes allowed (default: 8M)
  *   CLDM_DUMP_DIR   directory where lowered SPIR-V modules are written (default: unset)
+ *   CLDM_HEAP_MEMORY svm | buffer: force the heap's memory kind (default: SVM if available)
  * Each knob is read once, on first use.
  */
 #include <ctype.h>
@@ -18,6 +19,7 @@ static pthread_once_t cldm_config_once = PTHREAD_ONCE_INIT;
 static cldm_log_level cldm_level = CLDM_LOG_ERROR;
 static size_t cldm_heap_default = CL_DEVICE_HEAP_SIZE_DEFAULT_EXT;
 static const char *cldm_dump_dir;
+static const char *cldm_heap_memory;
 
 /* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
 static size_t cldm_parse_size(const char *s)
@@ -72,6 +74,11 @@ static void cldm_config_read(void)
   const char *dd = getenv("CLDM_DUMP_DIR");
   if (dd && *dd)
     cldm_dump_dir = dd;
+  const char *hm = getenv("CLDM_HEAP_MEMORY");
+  if (hm && (!strcmp(hm, "svm") || !strcmp(hm, "buffer")))
+    cldm_heap_memory = hm;
+  else if (hm && *hm && cldm_level >= CLDM_LOG_ERROR)
+    fprintf(stderr, "cldm: error: CLDM_HEAP_MEMORY=%s is not svm or buffer; ignored\n", hm);
 }
 
 static void cldm_config_init(void) { pthread_once(&cldm_config_once, cldm_config_read); }
@@ -105,4 +112,10 @@ const char *cldm_config_dump_dir(void)
 {
   cldm_config_init();
   return cldm_dump_dir;
+}
+
+const char *cldm_config_heap_memory(void)
+{
+  cldm_config_init();
+  return cldm_heap_memory;
 }

@@ -1,0 +1,188 @@
+/*
+ * test_e2e_heap.c — the heap's host API on pocl through the layer (spec 1.2-1.4, 1.7):
+ * exhaustion with a small heap (NULL, failures counted, capacity fully back after frees),
+ * invalid and double frees counted and harmless, reset, heap-size rules against live heaps
+ * (before the first launch, after, in a second context, again once the contexts are gone),
+ * two queues sharing a heap, two contexts with separate heaps, and contexts still being
+ * destroyed once the application releases them (the layer frees its heaps).
+ */
+#include "e2e_util.h"
+
+#define BLOCK 4096ul
+#define ITEMS 1024 /* 4 MiB of requests against a 1 MiB heap */
+
+static e2e t;
+
+static void set_args_grab(cl_kernel k, cl_mem ptrs, cl_ulong size)
+{
+  assert_int_equal(clSetKernelArg(k, 0, sizeof(cl_mem), &ptrs), CL_SUCCESS);
+  assert_int_equal(clSetKernelArg(k, 1, sizeof(size), &size), CL_SUCCESS);
+}
+
+/* Number of non-NULL pointers; checks they are distinct and BLOCK apart at least. */
+static size_t count_granted(const e2e *e, cl_mem ptrs, size_t n)
+{
+  cl_ulong *p = malloc(n * sizeof(*p));
+  assert_int_equal(clEnqueueReadBuffer(e->queue, ptrs, CL_TRUE, 0, n * sizeof(*p), p, 0, NULL, NULL), CL_SUCCESS);
+  size_t granted = 0;
+  for (size_t i = 0; i < n; i++)
+    if (p[i]) {
+      p[granted++] = p[i];
+      assert_int_equal(p[i] & 15, 0);
+    }
+  for (size_t i = 0; i < granted; i++) /* no overlap: sorted neighbours are BLOCK apart */
+    for (size_t j = i + 1; j < granted; j++) {
+      cl_ulong a = p[i] < p[j] ? p[i] : p[j], b = p[i] < p[j] ? p[j] : p[i];
+      if (b - a < BLOCK)
+        fail_msg("allocations %#llx and %#llx overlap", (unsigned long long)a, (unsigned long long)b);
+    }
+  free(p);
+  return granted;
+}
+
+static void test_exhaustion_and_reuse(void **state)
+{
+  e2e_lookup(&t);
+  assert_int_equal(t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_MIN_EXT), CL_SUCCESS);
+  e2e_open(&t);
+  cl_program p = e2e_program(&t, "exhaust");
+  cl_kernel grab = e2e_kernel(p, "grab"), release = e2e_kernel(p, "release");
+  cl_mem ptrs = e2e_buffer(&t, ITEMS * sizeof(cl_ulong));
+  set_args_grab(grab, ptrs, BLOCK);
+  clSetKernelArg(release, 0, sizeof(cl_mem), &ptrs);
+
+  e2e_run(&t, grab, ITEMS);
+  size_t first = count_granted(&t, ptrs, ITEMS);
+  cl_ulong size = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
+  assert_true(size <= CL_DEVICE_HEAP_SIZE_MIN_EXT && size >= CL_DEVICE_HEAP_SIZE_MIN_EXT / 2);
+  /* full: some requests failed, and were counted; what was granted fills the heap well */
+  assert_true(first > 0 && first < ITEMS);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT), ITEMS - first);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), first);
+  assert_true(first * BLOCK >= size * 8 / 10);
+  print_message("1 MiB heap: %zu of %d 4 KiB blocks granted (%.1f %% of the usable %llu bytes)\n",
+                first, ITEMS, 100.0 * first * BLOCK / size, (unsigned long long)size);
+
+  /* every block back after the frees: the same number is granted again */
+  e2e_run(&t, release, ITEMS);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+  e2e_run(&t, grab, ITEMS);
+  assert_int_equal(count_granted(&t, ptrs, ITEMS), first);
+
+  /* reset frees everything as an ordered command and zeroes the counters */
+  cl_event ev;
+  assert_int_equal(t.reset_heap(t.queue, 0, NULL, &ev), CL_SUCCESS);
+  assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
+  clReleaseEvent(ev);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT), 0);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT), 0);
+  e2e_run(&t, grab, ITEMS);
+  assert_int_equal(count_granted(&t, ptrs, ITEMS), first);
+  e2e_run(&t, release, ITEMS);
+
+  clReleaseMemObject(ptrs);
+  clReleaseKernel(grab);
+  clReleaseKernel(release);
+  clReleaseProgram(p);
+  e2e_close(&t);
+}
+
+static void test_invalid_frees(void **state)
+{
+  e2e_open(&t);
+  cl_program p = e2e_program(&t, "exhaust");
+  cl_kernel bad = e2e_kernel(p, "bad_frees");
+  cl_mem ptrs = e2e_buffer(&t, 64 * sizeof(cl_ulong));
+  clSetKernelArg(bad, 0, sizeof(cl_mem), &ptrs);
+  e2e_run(&t, bad, 64);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT), 128);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT), 0);
+  clReleaseMemObject(ptrs);
+  clReleaseKernel(bad);
+  clReleaseProgram(p);
+  e2e_close(&t);
+}
+
+static int destroyed;
+static void CL_CALLBACK on_destroy(cl_context c, void *flag) { *(int *)flag = 1; }
+
+static void test_heap_size_rules_and_lifetime(void **state)
+{
+  e2e_lookup(&t);
+  size_t two_mib = 2u << 20, v = 0;
+  assert_int_equal(t.set_heap_size(t.device, two_mib), CL_SUCCESS);
+  e2e a = t, b = t;
+  e2e_open(&a);
+  e2e_open(&b);
+  destroyed = 0;
+  assert_int_equal(clSetContextDestructorCallback(a.context, on_destroy, &destroyed), CL_SUCCESS);
+  /* no heap yet anywhere: still settable, and the query reports the prospective size */
+  assert_int_equal(a.set_heap_size(a.device, two_mib), CL_SUCCESS);
+  assert_int_equal(e2e_heap_stat(&a, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+  cl_ulong prospective = e2e_heap_stat(&a, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
+  assert_true(prospective > two_mib / 2 && prospective <= two_mib);
+
+  cl_program p = e2e_program(&a, "exhaust");
+  cl_kernel grab = e2e_kernel(p, "grab");
+  cl_mem ptrs = e2e_buffer(&a, 16 * sizeof(cl_ulong));
+  set_args_grab(grab, ptrs, 64);
+  e2e_run(&a, grab, 16);
+  assert_int_equal(e2e_heap_stat(&a, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT), prospective);
+  /* a heap exists in a live context: the size is fixed (CUDA's rule) */
+  assert_int_equal(a.set_heap_size(a.device, 4u << 20), CL_INVALID_OPERATION);
+  assert_int_equal(clGetDeviceInfo(a.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
+  assert_int_equal(v, two_mib);
+
+  /* a second queue of the same context sees the same heap */
+  cl_int err;
+  cl_command_queue q2 = clCreateCommandQueueWithProperties(a.context, a.device, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(e2e_heap_stat(&a, q2, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 16);
+  clReleaseCommandQueue(q2);
+  /* a second context has its own heap (none yet) */
+  assert_int_equal(e2e_heap_stat(&b, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+  cl_program pb = e2e_program(&b, "exhaust");
+  cl_kernel grab_b = e2e_kernel(pb, "grab");
+  cl_mem ptrs_b = e2e_buffer(&b, 8 * sizeof(cl_ulong));
+  set_args_grab(grab_b, ptrs_b, 64);
+  e2e_run(&b, grab_b, 8);
+  assert_int_equal(e2e_heap_stat(&b, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 8);
+  assert_int_equal(e2e_heap_stat(&a, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 16);
+
+  /* release context A entirely: its heap goes, so A is really destroyed; B's heap still
+   * fixes the size */
+  clReleaseMemObject(ptrs);
+  clReleaseKernel(grab);
+  clReleaseProgram(p);
+  e2e_close(&a);
+  assert_int_equal(destroyed, 1);
+  assert_int_equal(b.set_heap_size(b.device, 4u << 20), CL_INVALID_OPERATION);
+
+  /* release B in another order (context first, objects after): its heap goes too */
+  cl_context bctx = b.context;
+  destroyed = 0;
+  assert_int_equal(clSetContextDestructorCallback(bctx, on_destroy, &destroyed), CL_SUCCESS);
+  clReleaseCommandQueue(b.queue);
+  clReleaseContext(bctx);
+  assert_int_equal(destroyed, 0); /* the program, kernel and buffer still hold it */
+  clReleaseMemObject(ptrs_b);
+  clReleaseKernel(grab_b);
+  clReleaseProgram(pb);
+  assert_int_equal(destroyed, 1);
+  /* no live heap anywhere: the size may change again */
+  assert_int_equal(t.set_heap_size(t.device, 4u << 20), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
+  assert_int_equal(v, 4u << 20);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exhaustion_and_reuse),
+      cmocka_unit_test(test_invalid_frees),
+      cmocka_unit_test(test_heap_size_rules_and_lifetime),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
