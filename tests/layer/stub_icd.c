@@ -1,6 +1,7 @@
 /*
  * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
- * (see stub_icd.h), no contexts or queues. It lets the tests check the layer's query
+ * (see stub_icd.h), contexts and IL programs (which keep the exact bytes they receive), no
+ * queues. It lets the tests check the layer's query
  * behaviour against exactly known driver answers, including devices without SPIR-V, under
  * both ICD loaders. Every object starts with the ICD dispatch pointer, as loaders require.
  */
@@ -10,6 +11,7 @@
 #ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #endif
+#include <stdlib.h>
 #include <string.h>
 
 #include <CL/cl.h>
@@ -187,6 +189,98 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
   return stub_return(s, strlen(s) + 1, size, value, size_ret);
 }
 
+/* ---- contexts and programs: enough for the layer's program path -------------------------- */
+
+struct _cl_context {
+  cl_icd_dispatch *dispatch;
+  cl_device_id device;
+  cl_uint refs;
+};
+struct _cl_program {
+  cl_icd_dispatch *dispatch;
+  cl_context context;
+  unsigned char *il;
+  size_t il_size;
+  cl_uint refs;
+};
+
+static cl_context CL_API_CALL stub_CreateContext(const cl_context_properties *props, cl_uint n,
+                                                 const cl_device_id *devices,
+                                                 void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                                 void *user_data, cl_int *err)
+{
+  if (n != 1 || !devices || !stub_device_valid(devices[0])) {
+    if (err)
+      *err = CL_INVALID_DEVICE;
+    return NULL;
+  }
+  struct _cl_context *c = calloc(1, sizeof(*c));
+  c->dispatch = &stub_dispatch;
+  c->device = devices[0];
+  c->refs = 1;
+  if (err)
+    *err = CL_SUCCESS;
+  return c;
+}
+
+static cl_int CL_API_CALL stub_GetContextInfo(cl_context c, cl_context_info name, size_t size,
+                                              void *value, size_t *size_ret)
+{
+  switch (name) {
+  case CL_CONTEXT_DEVICES: return stub_return(&c->device, sizeof(c->device), size, value, size_ret);
+  case CL_CONTEXT_NUM_DEVICES: {
+    cl_uint n = 1;
+    return stub_return(&n, sizeof(n), size, value, size_ret);
+  }
+  case CL_CONTEXT_REFERENCE_COUNT: return stub_return(&c->refs, sizeof(c->refs), size, value, size_ret);
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+static cl_int CL_API_CALL stub_ReleaseContext(cl_context c)
+{
+  if (--c->refs == 0)
+    free(c);
+  return CL_SUCCESS;
+}
+
+/* Keeps a copy of exactly the bytes it was given: tests compare it with what they passed. */
+static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n, cl_int *err)
+{
+  struct _cl_program *p = calloc(1, sizeof(*p));
+  p->dispatch = &stub_dispatch;
+  p->context = c;
+  p->il = malloc(n);
+  memcpy(p->il, il, n);
+  p->il_size = n;
+  p->refs = 1;
+  c->refs++;
+  if (err)
+    *err = CL_SUCCESS;
+  return p;
+}
+
+static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name, size_t size,
+                                              void *value, size_t *size_ret)
+{
+  switch (name) {
+  case CL_PROGRAM_IL: return stub_return(p->il, p->il_size, size, value, size_ret);
+  case CL_PROGRAM_CONTEXT: return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
+  case CL_PROGRAM_REFERENCE_COUNT: return stub_return(&p->refs, sizeof(p->refs), size, value, size_ret);
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p)
+{
+  if (--p->refs == 0) {
+    stub_ReleaseContext(p->context);
+    free(p->il);
+    free(p);
+  }
+  return CL_SUCCESS;
+}
+
 static cl_int stub_probe(void) { return STUB_PROBE_RESULT; }
 
 STUB_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
@@ -227,4 +321,10 @@ __attribute__((constructor)) static void stub_init(void)
   stub_dispatch.clGetDeviceInfo = stub_GetDeviceInfo;
   stub_dispatch.clGetExtensionFunctionAddress = stub_GetExtensionFunctionAddress;
   stub_dispatch.clGetExtensionFunctionAddressForPlatform = stub_GetExtensionFunctionAddressForPlatform;
+  stub_dispatch.clCreateContext = stub_CreateContext;
+  stub_dispatch.clGetContextInfo = stub_GetContextInfo;
+  stub_dispatch.clReleaseContext = stub_ReleaseContext;
+  stub_dispatch.clCreateProgramWithIL = stub_CreateProgramWithIL;
+  stub_dispatch.clGetProgramInfo = stub_GetProgramInfo;
+  stub_dispatch.clReleaseProgram = stub_ReleaseProgram;
 }
