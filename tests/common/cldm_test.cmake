@@ -16,6 +16,14 @@ if(NOT CLDM_KHRONOS_LIBDIR OR NOT EXISTS "${CLDM_KHRONOS_LIBDIR}/libOpenCL.so.1"
   message(WARNING "CLDM_KHRONOS_LIBDIR not set or missing: Khronos-loader tests will fail (run tools/deps.sh)")
 endif()
 set(CLDM_POCL_CACHE_DIR ${CMAKE_BINARY_DIR}/pocl-cache)
+# ASan configuration (CLDM_ASAN=ON): leaks of the driver stack are suppressed, ours are not.
+set(CLDM_SANITIZER_ENV)
+if(CLDM_ASAN)
+  set(CLDM_SANITIZER_ENV
+    "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/asan/lsan.supp:print_suppressions=0"
+    "ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0:allocator_may_return_null=1"
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
 
 function(cldm_add_unit_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
@@ -26,7 +34,8 @@ function(cldm_add_unit_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
-  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT ${T_TIMEOUT} ENVIRONMENT "${T_ENV}")
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "${T_ENV};${CLDM_SANITIZER_ENV}")
 endfunction()
 
 function(cldm_add_e2e_test name)
@@ -59,7 +68,7 @@ function(cldm_add_e2e_run name exe)
     set(T_TIMEOUT 600)
   endif()
   set(common_env "OCL_ICD_VENDORS=${T_VENDORS}" "POCL_CACHE_DIR=${CLDM_POCL_CACHE_DIR}"
-      "CLDM_TEST_DATA_DIR=${CMAKE_CURRENT_BINARY_DIR}" ${T_ENV})
+      "CLDM_TEST_DATA_DIR=${CMAKE_CURRENT_BINARY_DIR}" ${CLDM_SANITIZER_ENV} ${T_ENV})
   if(NOT T_NO_LAYER)
     list(APPEND common_env "OPENCL_LAYERS=$<TARGET_FILE:cldm_layer>")
   endif()

@@ -195,6 +195,28 @@ static void test_kernels_in_program(void **state)
   clReleaseMemObject(x);
 }
 
+/* Generic result and argument types (OpenCL C 2.0 unqualified pointers) */
+static void test_generic_pointers(void **state)
+{
+  cl_program g = e2e_program(&t, "alloc_generic");
+  cl_kernel k = e2e_kernel(g, "generic_roundtrip");
+  cl_mem out = e2e_buffer(&t, ITEMS * sizeof(cl_uint));
+  clSetKernelArg(k, 0, sizeof(cl_mem), &out);
+  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
+  e2e_run(&t, k, ITEMS);
+  cl_uint r[ITEMS];
+  assert_int_equal(clEnqueueReadBuffer(t.queue, out, CL_TRUE, 0, sizeof(r), r, 0, NULL, NULL), CL_SUCCESS);
+  for (cl_uint i = 0; i < ITEMS; i++) {
+    cl_uint n = 1 + i % 29, want = n * i + n * (n - 1) / 2;
+    if (r[i] != want)
+      fail_msg("work-item %u: %#x, want %#x", i, r[i], want);
+  }
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(g);
+}
+
 static void test_program_il_is_original(void **state)
 {
   char rel[256];
@@ -222,6 +244,7 @@ int main(int argc, char **argv)
       cmocka_unit_test(test_calloc_realloc_aligned),
       cmocka_unit_test(test_hidden_argument_invisible),
       cmocka_unit_test(test_kernels_in_program),
+      cmocka_unit_test(test_generic_pointers),
       cmocka_unit_test(test_program_il_is_original),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
