@@ -45,7 +45,7 @@ typedef struct cldm_spirv_kernel {
   char *name;                /* entry point name (OpEntryPoint Kernel) */
   int takes_heap;            /* 1 if the lowered kernel has the hidden heap argument */
   uint32_t num_user_args;    /* arguments the application sees */
-  uint32_t heap_arg_index;   /* == num_user_args when takes_heap */
+  uint32_t heap_arg_index;   /* == num_user_args when takes_heap, else UINT32_MAX */
 } cldm_spirv_kernel;
 
 typedef struct cldm_spirv_report {
@@ -66,21 +66,26 @@ typedef struct cldm_spirv_allocator {
 } cldm_spirv_allocator;
 
 /* Parses the module and fills `report` (kernels, forms; takes_heap says which kernels WOULD take
- * the heap). Cheap enough to call on every clCreateProgramWithIL. */
+ * the heap). Cheap enough to call on every clCreateProgramWithIL. Returns the same errors as
+ * cldm_spirv_lower except allocator errors. A module that does not allocate is checked only for
+ * what every reader needs (header, word counts, logical layout, result ids, function structure):
+ * the engine never rejects a module it would pass on unchanged because of instructions it does
+ * not need to understand. `report` is freed with cldm_spirv_report_free (also after errors). */
 cldm_spirv_status cldm_spirv_inspect(const void *bytes, size_t size, cldm_spirv_report *report,
                                      cldm_spirv_error *err);
 
 /* Lowers a module (spec 3.2). If it does not allocate, returns OK with *out = NULL,
  * *out_size = 0 and report->allocates = 0: the caller passes its input on unchanged.
- * Otherwise *out/*out_size hold the lowered module (bytes, host order) and `report` the
- * per-kernel hidden-argument indices. `report` may be NULL. */
+ * Otherwise *out and *out_size hold the lowered module (bytes, host order) and `report` the
+ * per-kernel hidden-argument indices. `report` may be NULL. On failure *out is NULL. */
 cldm_spirv_status cldm_spirv_lower(const void *bytes, size_t size,
                                    const cldm_spirv_allocator *allocator, void **out,
                                    size_t *out_size, cldm_spirv_report *report,
                                    cldm_spirv_error *err);
 
 /* Raises the Import-linkage form into the OpExtInst form (spec 2.2). A module without the
- * Import form is returned as an identical copy. */
+ * Import form is returned as an identical copy (same bytes). Adds OpExtInstImport
+ * "SPV_EXT_device_malloc" unless present; removes the declarations, their names/decorations. */
 cldm_spirv_status cldm_spirv_raise(const void *bytes, size_t size, void **out, size_t *out_size,
                                    cldm_spirv_error *err);
 

@@ -1,0 +1,69 @@
+/*
+ * error.c — status names and the engine's error messages. Every failure is reported once, at
+ * the point it is found, as "word N: reason" (N = word offset in the input), so that the layer
+ * can print it verbatim (spec 1.5).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *cldm_spirv_status_name(cldm_spirv_status status) {
+  switch (status) {
+  case CLDM_SPIRV_OK: return "OK";
+  case CLDM_SPIRV_E_MALFORMED: return "E_MALFORMED";
+  case CLDM_SPIRV_E_INVALID: return "E_INVALID";
+  case CLDM_SPIRV_E_UNSUPPORTED: return "E_UNSUPPORTED";
+  case CLDM_SPIRV_E_ALLOCATOR: return "E_ALLOCATOR";
+  case CLDM_SPIRV_E_NOMEM: return "E_NOMEM";
+  }
+  return "E_UNKNOWN";
+}
+
+cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status status, size_t word,
+                                  const char *fmt, ...) {
+  if (err) {
+    err->status = status;
+    err->word_offset = word;
+    int n = snprintf(err->message, sizeof err->message, "word %zu: ", word);
+    if (n < 0 || (size_t)n >= sizeof err->message)
+      n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+    va_end(ap);
+    for (char *p = err->message; *p; p++) /* one line */
+      if (*p == '\n' || *p == '\r')
+        *p = ' ';
+  }
+  return status;
+}
+
+cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status) {
+  if (status == CLDM_SPIRV_OK || status == CLDM_SPIRV_E_NOMEM)
+    return status;
+  if (err) {
+    static const char prefix[] = "allocator module: ";
+    size_t p = sizeof prefix - 1, len = strlen(err->message);
+    if (len > sizeof err->message - 1 - p)
+      len = sizeof err->message - 1 - p;
+    memmove(err->message + p, err->message, len);
+    memcpy(err->message, prefix, p);
+    err->message[p + len] = '\0';
+    err->status = CLDM_SPIRV_E_ALLOCATOR;
+  }
+  return CLDM_SPIRV_E_ALLOCATOR;
+}
+
+void cldm_spirv_error_clear(cldm_spirv_error *err) {
+  if (err) {
+    err->status = CLDM_SPIRV_OK;
+    err->word_offset = 0;
+    err->message[0] = '\0';
+  }
+}
+
+const char *cldm_spirv_opname(uint32_t opcode) {
+  const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(opcode);
+  return d ? d->name : "Op<unknown>";
+}

@@ -1,0 +1,330 @@
+/*
+ * cldm-spirv — offline front end of the SPIR-V engine (layer/spirv):
+ *   lower  rewrite a module that allocates into plain SPIR-V (spec 3.2), allocator linked in
+ *   raise  Import-linkage malloc/free/... calls into SPV_EXT_device_malloc instructions
+ *   info   which kernels allocate, which form is used, hidden-argument indices
+ *   dis    a listing that knows SPV_EXT_device_malloc (spirv-dis rejects the unknown set)
+ * Exit status: 0 success, 1 the module was rejected (message names the word offset),
+ * 2 usage error, 3 I/O error, 4 no usable allocator module.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cldm_spirv.h"
+#include "cldm_spirv_dis.h"
+#ifdef CLDM_SPIRV_HAVE_DEVICE
+#include "cldm_device.h"
+#endif
+
+enum { EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_ALLOCATOR = 4 };
+
+static const char usage_text[] =
+    "usage: cldm-spirv COMMAND [options] INPUT.spv\n"
+    "commands:\n"
+    "  lower [-o OUT] [--allocator FILE.spv]... [--features LIST]\n"
+    "        lower a module that uses SPV_EXT_device_malloc (or Import-linkage malloc/free/\n"
+    "        calloc/realloc/aligned_alloc) into plain SPIR-V: allocating kernels get the heap\n"
+    "        as their last argument and the allocator is linked in. A module that does not\n"
+    "        allocate is written out unchanged. --allocator gives a Physical32 or Physical64\n"
+    "        allocator module (repeat for both)"
+#ifdef CLDM_SPIRV_HAVE_DEVICE
+    "; without it the built-in allocator (device/) is used,\n"
+    "        the variant chosen by --features: all (default), none, or a comma list of\n"
+    "        cl20,int64,subgroups,generic"
+#endif
+    ".\n"
+    "  raise [-o OUT]   Import-linkage calls -> OpExtInst \"SPV_EXT_device_malloc\"\n"
+    "  info             kernels, whether each allocates, hidden-argument index, forms used\n"
+    "  dis [-o OUT] [--malloc-only]\n"
+    "                   text listing; --malloc-only prints only the set's instructions and\n"
+    "                   calls of the Import-form functions, with word offsets\n"
+    "INPUT or OUT may be '-' for stdin/stdout. Binary output is not written to a terminal.\n"
+    "exit status: 0 ok, 1 module rejected, 2 usage, 3 I/O error, 4 no usable allocator\n";
+
+static const char *prog = "cldm-spirv";
+
+static int usage_error(const char *msg) {
+  fprintf(stderr, "%s: %s\n%s", prog, msg, usage_text);
+  return EXIT_USAGE;
+}
+
+static int read_file(const char *path, void **data, size_t *size) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f) {
+    fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *b = realloc(buf, cap * 2);
+    if (!b) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = b;
+    cap *= 2;
+  }
+  int bad = ferror(f) || !buf;
+  if (f != stdin)
+    fclose(f);
+  if (bad) {
+    fprintf(stderr, "%s: cannot read %s\n", prog, path);
+    free(buf);
+    return -1;
+  }
+  *data = buf;
+  *size = n;
+  return 0;
+}
+
+static int write_file(const char *path, const void *data, size_t size) {
+  int to_stdout = !path || !strcmp(path, "-");
+  if (to_stdout && isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "%s: refusing to write a binary module to a terminal; use -o FILE\n", prog);
+    return EXIT_USAGE;
+  }
+  FILE *f = to_stdout ? stdout : fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "%s: cannot create %s: %s\n", prog, path, strerror(errno));
+    return EXIT_IO;
+  }
+  int bad = fwrite(data, 1, size, f) != size;
+  bad |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
+  if (bad) {
+    fprintf(stderr, "%s: cannot write %s\n", prog, to_stdout ? "stdout" : path);
+    return EXIT_IO;
+  }
+  return 0;
+}
+
+static int rejected(const char *input, const cldm_spirv_error *err) {
+  fprintf(stderr, "%s: %s: %s: %s\n", prog, input, cldm_spirv_status_name(err->status),
+          err->message);
+  return err->status == CLDM_SPIRV_E_ALLOCATOR ? EXIT_ALLOCATOR : EXIT_REJECTED;
+}
+
+typedef struct options {
+  const char *command, *input, *output;
+  const char *allocators[4];
+  int nallocators;
+  const char *features;
+  int malloc_only;
+} options;
+
+static int parse_args(int argc, char **argv, options *o) {
+  if (argc < 2)
+    return usage_error("no command given");
+  o->command = argv[1];
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-o") || !strcmp(a, "--allocator") || !strcmp(a, "--features")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s: %s needs an argument\n", prog, a);
+        return EXIT_USAGE;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(a, "-o"))
+        o->output = v;
+      else if (!strcmp(a, "--features"))
+        o->features = v;
+      else if (o->nallocators < 4)
+        o->allocators[o->nallocators++] = v;
+      else
+        return usage_error("too many --allocator options");
+    } else if (!strcmp(a, "--malloc-only")) {
+      o->malloc_only = 1;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "%s: unknown option %s\n", prog, a);
+      return EXIT_USAGE;
+    } else if (o->input) {
+      return usage_error("more than one input file");
+    } else {
+      o->input = a;
+    }
+  }
+  if (!o->input)
+    return usage_error("no input file");
+  return 0;
+}
+
+/* Allocator modules: files given with --allocator, else the built-in ones. */
+typedef struct allocators {
+  cldm_spirv_allocator a;
+  void *data[4];
+} allocators;
+
+static int load_allocators(const options *o, allocators *al) {
+  for (int i = 0; i < o->nallocators; i++) {
+    size_t size;
+    if (read_file(o->allocators[i], &al->data[i], &size))
+      return EXIT_IO;
+    cldm_spirv_report r;
+    cldm_spirv_error err;
+    if (cldm_spirv_inspect(al->data[i], size, &r, &err)) {
+      fprintf(stderr, "%s: allocator %s: %s\n", prog, o->allocators[i], err.message);
+      return EXIT_ALLOCATOR;
+    }
+    unsigned bits = r.address_bits;
+    cldm_spirv_report_free(&r);
+    if (bits != 32 && bits != 64) {
+      fprintf(stderr, "%s: allocator %s: neither Physical32 nor Physical64\n", prog,
+              o->allocators[i]);
+      return EXIT_ALLOCATOR;
+    }
+    if (bits == 32) {
+      al->a.words32 = al->data[i];
+      al->a.num_words32 = size / 4;
+    } else {
+      al->a.words64 = al->data[i];
+      al->a.num_words64 = size / 4;
+    }
+  }
+#ifdef CLDM_SPIRV_HAVE_DEVICE
+  unsigned features = ~0u;
+  if (o->features && strcmp(o->features, "all")) {
+    features = 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", o->features);
+    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+      if (!strcmp(t, "cl20")) features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
+      else if (!strcmp(t, "int64")) features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+      else if (!strcmp(t, "subgroups")) features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
+      else if (!strcmp(t, "generic")) features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+      else if (strcmp(t, "none")) {
+        fprintf(stderr, "%s: unknown feature '%s'\n", prog, t);
+        return EXIT_USAGE;
+      }
+    }
+  }
+  const cldm_device_module *m32 = cldm_device_module_select(32, features);
+  const cldm_device_module *m64 = cldm_device_module_select(64, features);
+  if (!al->a.words32 && m32) {
+    al->a.words32 = m32->words;
+    al->a.num_words32 = m32->num_words;
+  }
+  if (!al->a.words64 && m64) {
+    al->a.words64 = m64->words;
+    al->a.num_words64 = m64->num_words;
+  }
+#else
+  if (o->features) {
+    fprintf(stderr, "%s: --features needs the built-in allocator (not linked in this build)\n",
+            prog);
+    return EXIT_USAGE;
+  }
+#endif
+  return 0;
+}
+
+static int cmd_lower(const options *o, const void *in, size_t size) {
+  allocators al = {0};
+  int rc = load_allocators(o, &al);
+  void *out = NULL;
+  size_t out_size = 0;
+  cldm_spirv_report r;
+  cldm_spirv_error err;
+  if (!rc) {
+    if (cldm_spirv_lower(in, size, &al.a, &out, &out_size, &r, &err)) {
+      rc = rejected(o->input, &err);
+      if (rc == EXIT_ALLOCATOR && !o->nallocators)
+        fprintf(stderr, "%s: give an allocator module with --allocator FILE.spv\n", prog);
+    } else {
+      if (!out)
+        fprintf(stderr, "%s: %s does not allocate; written unchanged\n", prog, o->input);
+      rc = write_file(o->output, out ? out : in, out ? out_size : size);
+      cldm_spirv_report_free(&r);
+    }
+  }
+  free(out);
+  for (int i = 0; i < 4; i++)
+    free(al.data[i]);
+  return rc;
+}
+
+static int cmd_raise(const options *o, const void *in, size_t size) {
+  void *out = NULL;
+  size_t out_size = 0;
+  cldm_spirv_error err;
+  if (cldm_spirv_raise(in, size, &out, &out_size, &err))
+    return rejected(o->input, &err);
+  int rc = write_file(o->output, out, out_size);
+  free(out);
+  return rc;
+}
+
+static int cmd_info(const options *o, const void *in, size_t size) {
+  cldm_spirv_report r;
+  cldm_spirv_error err;
+  if (cldm_spirv_inspect(in, size, &r, &err))
+    return rejected(o->input, &err);
+  printf("module: %s\n", o->input);
+  printf("addressing: %s\n", r.address_bits == 32   ? "Physical32"
+                             : r.address_bits == 64 ? "Physical64"
+                                                    : "other");
+  printf("allocates: %s", r.allocates ? "yes" : "no");
+  if (r.allocates)
+    printf(" (forms:%s%s)", r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
+           r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "");
+  printf("\nkernels: %zu\n", r.num_kernels);
+  for (size_t i = 0; i < r.num_kernels; i++) {
+    const cldm_spirv_kernel *k = &r.kernels[i];
+    printf("  %s: %u argument%s, ", k->name, k->num_user_args, k->num_user_args == 1 ? "" : "s");
+    if (k->takes_heap)
+      printf("allocates, heap is hidden argument %u\n", k->heap_arg_index);
+    else
+      printf("does not allocate\n");
+  }
+  cldm_spirv_report_free(&r);
+  return fflush(stdout) ? EXIT_IO : 0;
+}
+
+static int cmd_dis(const options *o, const void *in, size_t size) {
+  FILE *f = o->output && strcmp(o->output, "-") ? fopen(o->output, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "%s: cannot create %s: %s\n", prog, o->output, strerror(errno));
+    return EXIT_IO;
+  }
+  cldm_spirv_error err;
+  unsigned flags = o->malloc_only ? CLDM_SPIRV_DIS_ONLY_MALLOC : CLDM_SPIRV_DIS_HEADER;
+  int rc = cldm_spirv_disassemble(in, size, f, flags, &err) ? rejected(o->input, &err) : 0;
+  if ((f != stdout ? fclose(f) : fflush(f)) && !rc)
+    rc = EXIT_IO;
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+                    !strcmp(argv[1], "help"))) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  options o = {0};
+  int rc = parse_args(argc, argv, &o);
+  if (rc)
+    return rc;
+  int (*cmd)(const options *, const void *, size_t) =
+      !strcmp(o.command, "lower")   ? cmd_lower
+      : !strcmp(o.command, "raise") ? cmd_raise
+      : !strcmp(o.command, "info")  ? cmd_info
+      : !strcmp(o.command, "dis")   ? cmd_dis
+                                    : NULL;
+  if (!cmd) {
+    fprintf(stderr, "%s: unknown command '%s'\n%s", prog, o.command, usage_text);
+    return EXIT_USAGE;
+  }
+  void *in;
+  size_t size;
+  if (read_file(o.input, &in, &size))
+    return EXIT_IO;
+  rc = cmd(&o, in, size);
+  free(in);
+  return rc;
+}
