@@ -17,6 +17,11 @@ function(cldm_cl_to_spirv out)
   if(NOT A_STD)
     set(A_STD CL1.2)
   endif()
+  set(opt_flags ${A_OPT})
+  if(NOT A_OPT STREQUAL "-O0")
+    # llvm-spirv-15 cannot translate the `freeze` instructions the vectorisers emit
+    list(APPEND opt_flags -fno-vectorize -fno-slp-vectorize)
+  endif()
   get_filename_component(src ${A_SOURCE} ABSOLUTE)
   set(bc ${out}.bc)
   set(validate)
@@ -24,7 +29,7 @@ function(cldm_cl_to_spirv out)
     set(validate COMMAND ${CLDM_SPIRV_VAL} --target-env opencl2.2 ${out})
   endif()
   add_custom_command(OUTPUT ${out}
-    COMMAND ${CLDM_CLANG} -target ${A_TRIPLE} -x cl -cl-std=${A_STD} -c -emit-llvm ${A_OPT}
+    COMMAND ${CLDM_CLANG} -target ${A_TRIPLE} -x cl -cl-std=${A_STD} -c -emit-llvm ${opt_flags}
             -fno-builtin -Xclang -no-opaque-pointers ${A_FLAGS} -o ${bc} ${src}
     COMMAND ${CLDM_LLVM_SPIRV} --spirv-max-version=1.0 ${bc} -o ${out}
     ${validate}

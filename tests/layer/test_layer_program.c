@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include <CL/cl_icd.h>
 #include "stub_icd.h"
 
 static const char *alloc_path, *noalloc_path;
