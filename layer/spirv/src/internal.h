@@ -253,8 +253,8 @@ typedef struct cldm_spirv_typetab {
 uint32_t cldm_spirv_typetab_find(const cldm_spirv_typetab *t, const uint32_t *key, size_t len);
 int cldm_spirv_typetab_add(cldm_spirv_typetab *t, const uint32_t *key, size_t len, uint32_t id);
 void cldm_spirv_typetab_free(cldm_spirv_typetab *t);
-/* 1 if opcode declares a type or constant that may be unified (not structs, opaque types,
- * forward pointers, spec constants). */
+/* 1 if opcode declares a type or constant that may be unified (not opaque types, forward
+ * pointers, spec constants, variables). */
 int cldm_spirv_typetab_unifiable(uint32_t opcode);
 /* Adds every unifiable, undecorated type/constant of m's global section. */
 int cldm_spirv_typetab_fill(cldm_spirv_typetab *t, const cldm_spirv_module *m,
@@ -295,9 +295,11 @@ cldm_spirv_status cldm_spirv_out_finish(cldm_spirv_out *o, void **out, size_t *o
 /* ---- link.c ------------------------------------------------------------------------------- */
 typedef struct cldm_spirv_link {
   cldm_spirv_module a;
+  const cldm_spirv_module *u; /* the user's module */
   uint32_t *map;          /* allocator id -> output id */
   uint8_t *unified;       /* allocator id unified with a user id (names/decorations dropped) */
   uint8_t *decorated;
+  uint8_t *shared_fn;     /* per allocator function: the user's identical copy is used */
   uint32_t fn[CLDM_SPIRV_EXT_MAX + 1];       /* output ids of cldm_<op> (0 if absent) */
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
   uint32_t ret[CLDM_SPIRV_EXT_MAX + 1];      /* output id of the result type */

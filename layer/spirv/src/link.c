@@ -6,8 +6,18 @@
  * instruction imports are shared by name, capabilities and extensions merged, names and
  * decorations carried over. Its Export linkage is stripped: after linking, the allocator's
  * functions are ordinary internal functions of the module (no symbol can clash with the user's,
- * and a driver may inline them). Entry points, OpSource and OpModuleProcessed of the allocator
- * are not carried. Its functions are emitted with blocks in reverse post-order (blockorder.c).
+ * and a driver may inline them). Two exceptions keep readers built on llvm-spirv (pocl's)
+ * working:
+ *   - functions whose linkage name starts with "spirv." (llvm-spirv's stand-ins for LLVM
+ *     intrinsics, e.g. spirv.llvm_umul_with_overflow_i64) keep their Export: the reader turns
+ *     them back into intrinsic declarations, which LLVM requires to be external; if the user's
+ *     module exports the same one with the same type, the allocator's copy is dropped and its
+ *     calls go to the user's (the reader would merge the two by name anyway);
+ *   - the reader names LLVM functions and globals by OpName and merges equal names, so an
+ *     allocator function or global whose name the user's module also gives to a function or
+ *     global is renamed "<name>.cldm".
+ * Entry points, OpSource and OpModuleProcessed of the allocator are not carried. Its functions
+ * are emitted with blocks in reverse post-order (blockorder.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +164,53 @@ static cldm_spirv_status unify(cldm_spirv_link *l, uint32_t ii, uint32_t rid, cl
   return CLDM_SPIRV_OK;
 }
 
+/* Linkage name (decoded into buf) of an Export of m's id, or NULL. */
+static const char *export_name(const cldm_spirv_module *m, uint32_t id, char *buf, size_t cap) {
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
+    uint32_t target, type;
+    if (cldm_spirv_linkage(m, ii, &target, &type, buf, cap) && target == id &&
+        type == SpvLinkageTypeExport)
+      return buf;
+  }
+  return NULL;
+}
+
+/* The user's function exported as `name` ("spirv." stand-in) with type `type`, or 0. */
+static uint32_t user_stand_in(const cldm_spirv_module *u, const char *name, uint32_t type) {
+  for (uint32_t ii = u->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < u->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
+    uint32_t target, ltype;
+    char buf[128];
+    if (!cldm_spirv_linkage(u, ii, &target, &ltype, buf, sizeof buf) ||
+        ltype != SpvLinkageTypeExport || strcmp(buf, name))
+      continue;
+    uint32_t f = cldm_spirv_fn_index(u, target);
+    if (f != CLDM_SPIRV_NONE && u->fn[f].type_id == type && u->fn[f].body)
+      return target;
+  }
+  return 0;
+}
+
+/* An allocator function that is an llvm-spirv intrinsic stand-in the user also has: map it to
+ * the user's and drop all of its own ids. Returns 1 if so. */
+static int share_stand_in(cldm_spirv_link *l, uint32_t f) {
+  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_function *fn = &a->fn[f];
+  char name[128];
+  if (!export_name(a, fn->id, name, sizeof name) || strncmp(name, "spirv.", 6))
+    return 0;
+  uint32_t same = user_stand_in(l->u, name, l->map[fn->type_id]);
+  if (!same)
+    return 0;
+  l->map[fn->id] = same;
+  l->shared_fn[f] = 1;
+  for (uint32_t ii = fn->begin; ii <= fn->end; ii++) {
+    const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(a->inst[ii].op);
+    if (d && (d->flags & CLDM_SPIRV_OPF_RESULT))
+      l->unified[cldm_spirv_iw(a, ii)[(d->flags & CLDM_SPIRV_OPF_TYPE) ? 2 : 1]] = 1;
+  }
+  return 1;
+}
+
 static cldm_spirv_status map_ids(cldm_spirv_link *l, const cldm_spirv_module *u,
                                  cldm_spirv_typetab *tt, uint32_t *next_id,
                                  cldm_spirv_error *err) {
@@ -171,6 +228,10 @@ static cldm_spirv_status map_ids(cldm_spirv_link *l, const cldm_spirv_module *u,
     if (!rp)
       continue;
     uint32_t rid = w[rp];
+    if (op == SpvOpFunction && share_stand_in(l, a->ids[rid].aux)) {
+      ii = a->fn[a->ids[rid].aux].end; /* the function's own ids are dropped */
+      continue;
+    }
     if (l->map[rid])
       continue;
     uint32_t same = op == SpvOpExtInstImport ? same_import(u, a, ii) : 0;
@@ -194,6 +255,7 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
                                           uint32_t *next_id, const uint8_t *needed,
                                           cldm_spirv_error *err) {
   memset(l, 0, sizeof *l);
+  l->u = u;
   cldm_spirv_status st = cldm_spirv_module_parse(&l->a, words, n * sizeof *words, err);
   if (!st)
     st = cldm_spirv_check(&l->a, err);
@@ -210,8 +272,9 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
     return st;
   l->map = calloc(a->bound, sizeof *l->map);
   l->unified = calloc(a->bound, 1);
+  l->shared_fn = calloc(a->nfn ? a->nfn : 1, 1);
   l->decorated = cldm_spirv_decorated_ids(a);
-  if (!l->map || !l->unified || !l->decorated)
+  if (!l->map || !l->unified || !l->decorated || !l->shared_fn)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   if ((st = map_ids(l, u, tt, next_id, err)))
     return st;
@@ -274,8 +337,14 @@ static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
   case CLDM_SPIRV_SEC_DEBUG_B:
     return wc >= 2 && l->unified[w[1]];
   case CLDM_SPIRV_SEC_ANNOTATION:
-    if (op == SpvOpDecorate && wc >= 3 && w[2] == SpvDecorationLinkageAttributes)
-      return 1; /* Export stripped */
+    if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 &&
+        l->unified[w[1]])
+      return 1;
+    if (op == SpvOpDecorate && wc >= 4 && w[2] == SpvDecorationLinkageAttributes) {
+      char prefix[8];
+      cldm_spirv_string(w + 3, wc - 3, prefix, sizeof prefix);
+      return strncmp(prefix, "spirv.", 6) != 0; /* Export stripped, intrinsics' kept */
+    }
     return op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 &&
            l->unified[w[1]];
   default: {
@@ -283,6 +352,53 @@ static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
     return op == SpvOpExtInstImport ? l->unified[w[1]] : (rp && l->unified[w[rp]]);
   }
   }
+}
+
+/* 1 if id names a function or a module-scope variable of m. */
+static int global_object(const cldm_spirv_module *m, uint32_t id) {
+  uint32_t op = cldm_spirv_def_op(m, id);
+  return op == SpvOpFunction ||
+         (op == SpvOpVariable && m->ids[id].def - 1 < m->sec[CLDM_SPIRV_SEC_FUNCTION]);
+}
+
+/* 1 if the user's module names a function or global variable like allocator OpName ii. */
+static int name_taken(const cldm_spirv_link *l, uint32_t ii) {
+  const cldm_spirv_module *a = &l->a, *u = l->u;
+  const uint32_t *w = cldm_spirv_iw(a, ii);
+  uint32_t wc = a->inst[ii].wc;
+  if (a->inst[ii].op != SpvOpName || wc < 3 || !global_object(a, w[1]))
+    return 0;
+  size_t len = cldm_spirv_string_len(w + 2, wc - 2);
+  char prefix[8];
+  cldm_spirv_string(w + 2, wc - 2, prefix, sizeof prefix);
+  if (len == SIZE_MAX || len == 0 || !strncmp(prefix, "spirv.", 6))
+    return 0;
+  for (uint32_t j = u->sec[CLDM_SPIRV_SEC_DEBUG_B]; j < u->sec[CLDM_SPIRV_SEC_DEBUG_C]; j++) {
+    const uint32_t *v = cldm_spirv_iw(u, j);
+    if (u->inst[j].op == SpvOpName && u->inst[j].wc == wc && !memcmp(v + 2, w + 2, (wc - 2) * 4) &&
+        global_object(u, v[1]))
+      return 1;
+  }
+  return 0;
+}
+
+static void emit_renamed(const cldm_spirv_link *l, cldm_spirv_buf *b, uint32_t ii) {
+  const cldm_spirv_module *a = &l->a;
+  const uint32_t *w = cldm_spirv_iw(a, ii);
+  uint32_t wc = a->inst[ii].wc;
+  size_t len = cldm_spirv_string_len(w + 2, wc - 2);
+  char *name = malloc(len + 8);
+  if (!name) {
+    b->failed = 1;
+    return;
+  }
+  cldm_spirv_string(w + 2, wc - 2, name, len + 1);
+  strcat(name, ".cldm");
+  size_t at = cldm_spirv_buf_begin(b, SpvOpName);
+  cldm_spirv_buf_push(b, l->map[w[1]]);
+  cldm_spirv_buf_string(b, name, strlen(name));
+  cldm_spirv_buf_end(b, at);
+  free(name);
 }
 
 static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
@@ -329,13 +445,16 @@ cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
       } else if (s == CLDM_SPIRV_SEC_EXTENSION) {
         if (!has_extension(&o->sec[s], w, a->inst[ii].wc))
           cldm_spirv_out_copy(&o->sec[s], a, ii);
+      } else if (s == CLDM_SPIRV_SEC_DEBUG_B && !skipped(l, ii, s) && name_taken(l, ii)) {
+        emit_renamed(l, &o->sec[s], ii);
       } else if (!skipped(l, ii, s)) {
         st = emit_mapped(l, &o->sec[s], ii, pos, err);
       }
     }
   }
   for (uint32_t f = 0; f < a->nfn && !st; f++)
-    st = emit_function(l, &o->sec[CLDM_SPIRV_SEC_FUNCTION], &a->fn[f], pos, err);
+    if (!l->shared_fn[f])
+      st = emit_function(l, &o->sec[CLDM_SPIRV_SEC_FUNCTION], &a->fn[f], pos, err);
   free(pos);
   return st;
 }
@@ -344,6 +463,7 @@ void cldm_spirv_link_free(cldm_spirv_link *l) {
   cldm_spirv_module_free(&l->a);
   free(l->map);
   free(l->unified);
+  free(l->shared_fn);
   free(l->decorated);
   memset(l, 0, sizeof *l);
 }
