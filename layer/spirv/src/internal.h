@@ -194,8 +194,10 @@ const cldm_spirv_extinst_desc *cldm_spirv_extinst(uint32_t set, uint32_t number)
 
 /* ---- check.c ------------------------------------------------------------------------------ */
 /* Pass 2 over every instruction (operand layout, ids < bound and defined); fills
- * m->fn_addr_taken. */
-cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, cldm_spirv_error *err);
+ * m->fn_addr_taken. drop (per id, may be NULL): ids the output removes, whose uses are
+ * restricted (see check.c). */
+cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, const uint8_t *drop,
+                                   cldm_spirv_error *err);
 
 /* ---- detect.c ----------------------------------------------------------------------------- */
 enum { CLDM_SPIRV_SITE_EXTINST = 1, CLDM_SPIRV_SITE_IMPORT = 2 };
@@ -221,6 +223,9 @@ typedef struct cldm_spirv_detect {
 /* Phase A (after pass 1): set imports, OpExtension, Import-form declarations. */
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                          cldm_spirv_error *err);
+/* spec 2.1's rules for a module that uses the extension: Kernel capability, Physical32/64. */
+cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
+                                                 cldm_spirv_error *err);
 /* Phase B (after pass 2): every allocation site, operands checked against spec 2. */
 cldm_spirv_status cldm_spirv_detect_sites(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                           cldm_spirv_error *err);

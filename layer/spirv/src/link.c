@@ -258,7 +258,7 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
   l->u = u;
   cldm_spirv_status st = cldm_spirv_module_parse(&l->a, words, n * sizeof *words, err);
   if (!st)
-    st = cldm_spirv_check(&l->a, err);
+    st = cldm_spirv_check(&l->a, NULL, err);
   if (st)
     return cldm_spirv_fail_allocator(err, st);
   const cldm_spirv_module *a = &l->a;

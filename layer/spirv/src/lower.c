@@ -24,13 +24,6 @@ static void analysis_free(analysis *a) {
   cldm_spirv_module_free(&a->m);
 }
 
-static int has_capability(const cldm_spirv_module *m, uint32_t cap) {
-  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_CAPABILITY]; ii < m->sec[CLDM_SPIRV_SEC_EXTENSION]; ii++)
-    if (m->inst[ii].wc >= 2 && cldm_spirv_iw(m, ii)[1] == cap)
-      return 1;
-  return 0;
-}
-
 static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
                                  cldm_spirv_error *err) {
   memset(a, 0, sizeof *a);
@@ -39,19 +32,9 @@ static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
     st = cldm_spirv_detect_uses(&a->m, &a->d, err);
   if (st || !a->d.allocates)
     return st;
-  const cldm_spirv_module *m = &a->m;
-  if (!has_capability(m, SpvCapabilityKernel))
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, CLDM_SPIRV_HEADER_WORDS,
-                           "module uses " CLDM_SPIRV_EXT_MALLOC_SET_NAME
-                           " without the Kernel capability (spec 2.1)");
-  if (m->addressing != SpvAddressingModelPhysical32 &&
-      m->addressing != SpvAddressingModelPhysical64)
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED,
-                           m->inst[m->sec[CLDM_SPIRV_SEC_MEMORYMODEL]].off + 1,
-                           "addressing model %u: spec 2.1 requires Physical32 or Physical64",
-                           m->addressing);
+  st = cldm_spirv_detect_module_rules(&a->m, err);
   if (!st)
-    st = cldm_spirv_check(&a->m, err);
+    st = cldm_spirv_check(&a->m, a->d.drop, err);
   if (!st)
     st = cldm_spirv_detect_sites(&a->m, &a->d, err);
   if (!st)
@@ -171,6 +154,10 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
   }
   if (!st)
     st = cldm_spirv_link_emit(&l, &o, err);
+  if (!st && next_id > CLDM_SPIRV_MAX_BOUND)
+    st = cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, 3,
+                         "the lowered module would need id bound %u, more than the supported %u",
+                         next_id, CLDM_SPIRV_MAX_BOUND);
   if (!st) {
     cldm_spirv_buf_append(&o.sec[CLDM_SPIRV_SEC_GLOBAL], &globals);
     cldm_spirv_out_fix_linkage(&o);
