@@ -207,6 +207,56 @@ static void allocator_contract(void **state) {
   free(a64);
 }
 
+/* plain_allocator with a constant table in UniformConstant storage that cldm_malloc reads */
+static const char table_allocator[] =
+    "OpCapability Addresses\nOpCapability Linkage\nOpCapability Kernel\nOpCapability Int64\n"
+    "OpCapability Int8\nOpMemoryModel Physical64 OpenCL\n"
+    "OpDecorate %m LinkageAttributes \"cldm_malloc\" Export\n"
+    "OpDecorate %f LinkageAttributes \"cldm_free\" Export\n"
+    "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+    "%p = OpTypePointer CrossWorkgroup %uchar\n%null = OpConstantNull %p\n"
+    "%pt = OpTypePointer UniformConstant %ulong\n%c7 = OpConstant %ulong 7\n"
+    "%table = OpVariable %pt UniformConstant %c7\n"
+    "%f1 = OpTypeFunction %p %p %ulong\n%f3 = OpTypeFunction %void %p %p\n"
+    "%m = OpFunction %p None %f1\n%m1 = OpFunctionParameter %p\n%m2 = OpFunctionParameter %ulong\n"
+    "%ml = OpLabel\n%t = OpLoad %ulong %table\n"
+    "%r = OpInBoundsPtrAccessChain %p %m1 %t\nOpReturnValue %r\nOpFunctionEnd\n"
+    "%f = OpFunction %void None %f3\n%f1_ = OpFunctionParameter %p\n%f2_ = OpFunctionParameter %p\n"
+    "%fl = OpLabel\nOpReturn\nOpFunctionEnd\n";
+
+static void allocator_globals_in_interface(void **state) {
+  size_t size, asize, out_size;
+  uint32_t *aw = st_asm(table_allocator, &asize);
+  cldm_spirv_allocator a = {.words64 = aw, .num_words64 = asize / 4};
+  const char *files[] = {"kernel_alloc.O0.spir64.v14.spv", "kernel_alloc.O0.spir64.spv"};
+  for (int i = 0; i < 2; i++) {
+    void *in = st_data(files[i], &size), *out = NULL;
+    assert_int_equal(cldm_spirv_lower(in, size, &a, &out, &out_size, NULL, NULL), CLDM_SPIRV_OK);
+    char msg[2048];
+    if (st_validate_env(out, out_size, i == 0 ? "spv1.4" : "opencl2.2", msg, sizeof msg))
+      fail_msg("%s lowered with a table allocator: %s", files[i], msg);
+    st_listing *l = st_dis(out, out_size);
+    char table[16] = "";
+    for (size_t k = 0; k < l->n; k++)
+      if (strstr(l->line[k], "= OpVariable") && strstr(l->line[k], " UniformConstant"))
+        sscanf(l->line[k], "%15s", table);
+    assert_string_not_equal(table, "");
+    char with_table[32];
+    snprintf(with_table, sizeof with_table, " %s", table);
+    size_t listed = 0;
+    for (size_t k = 0; k < l->n; k++)
+      if (!strncmp(l->line[k], "OpEntryPoint", 12) && strstr(l->line[k], with_table)) {
+        assert_non_null(strstr(l->line[k], "\"k_malloc\"")); /* not k_plain */
+        listed++;
+      }
+    assert_int_equal(listed, i == 0 ? 1 : 0); /* only SPIR-V 1.4+ lists it */
+    st_listing_free(l);
+    free(out);
+    free(in);
+  }
+  free(aw);
+}
+
 static void real_allocator_modules(void **state) {
 #ifdef CLDM_TEST_HAVE_DEVICE
   size_t count;
@@ -255,6 +305,7 @@ int main(void) {
       cmocka_unit_test(linkage_dropped),
       cmocka_unit_test(allocator_errors),
       cmocka_unit_test(allocator_contract),
+      cmocka_unit_test(allocator_globals_in_interface),
       cmocka_unit_test(real_allocator_modules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,6 +309,8 @@ typedef struct cldm_spirv_link {
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
   uint32_t ret[CLDM_SPIRV_EXT_MAX + 1];      /* output id of the result type */
   uint32_t param[CLDM_SPIRV_EXT_MAX + 1][3]; /* output ids of parameter types */
+  uint32_t *globals;      /* output ids of the allocator's module-scope variables */
+  uint32_t nglobals;
   uint32_t heap_type;     /* output id of the heap pointer type */
   uint32_t size_type;     /* output id of the allocator's size_t */
   uint32_t size_bits;

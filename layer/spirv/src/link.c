@@ -287,6 +287,13 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
     for (uint32_t i = 0; i < f->nparams && i < 3; i++)
       l->param[op][i] = l->map[a->w[a->inst[f->begin + 1 + i].off + 1]];
   }
+  /* module-scope variables: SPIR-V 1.4+ entry points list every one their call tree uses */
+  l->globals = malloc(((size_t)a->sec[CLDM_SPIRV_SEC_FUNCTION] + 1) * sizeof *l->globals);
+  if (!l->globals)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  for (uint32_t ii = a->sec[CLDM_SPIRV_SEC_GLOBAL]; ii < a->sec[CLDM_SPIRV_SEC_FUNCTION]; ii++)
+    if (a->inst[ii].op == SpvOpVariable && a->inst[ii].wc >= 4)
+      l->globals[l->nglobals++] = l->map[cldm_spirv_iw(a, ii)[2]];
   l->heap_type = l->param[CLDM_SPIRV_EXT_MALLOC][0];
   l->size_type = l->param[CLDM_SPIRV_EXT_MALLOC][1];
   return CLDM_SPIRV_OK;
@@ -464,6 +471,7 @@ void cldm_spirv_link_free(cldm_spirv_link *l) {
   free(l->map);
   free(l->unified);
   free(l->shared_fn);
+  free(l->globals);
   free(l->decorated);
   memset(l, 0, sizeof *l);
 }
