@@ -13,7 +13,8 @@
  *   typetab.c    hash of types and constants, for unification and lookup-or-create
  *   blockorder.c reverse post-order of a function's blocks (the allocator's must validate)
  *   out.c        the output module, section by section; capability and linkage fix-ups
- *   link.c       the allocator module: checks, id map, type/constant unification, emission
+ *   link.c       the allocator module: contract checks, id map, type/constant unification
+ *   link_emit.c  the allocator module written out: mapped, merged, renamed, blocks reordered
  *   rewrite.c    lowering of the user's functions: heap parameter, calls, allocation sites
  *   lower.c      cldm_spirv_inspect / cldm_spirv_lower: the pipeline
  *   raise.c      cldm_spirv_raise: Import-linkage form -> OpExtInst form
@@ -46,6 +47,10 @@
 /* ---- error.c ------------------------------------------------------------------------------ */
 cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status status, size_t word,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* E_ALLOCATOR, "word N: allocator module: <message>". */
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
+                                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Re-labels an error found in the allocator module: E_ALLOCATOR, message prefixed. */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status);
 void cldm_spirv_error_clear(cldm_spirv_error *err);
@@ -160,6 +165,8 @@ int cldm_spirv_pointer(const cldm_spirv_module *m, uint32_t type, uint32_t *stor
 uint32_t cldm_spirv_fn_index(const cldm_spirv_module *m, uint32_t id);
 /* The OpName of `id` decoded into dst ("" if none). */
 const char *cldm_spirv_name_of(const cldm_spirv_module *m, uint32_t id, char *dst, size_t cap);
+/* Word position of instruction ii's result id (0 if it has none). */
+uint32_t cldm_spirv_result_pos(const cldm_spirv_module *m, uint32_t ii);
 /* Section of instruction ii. */
 unsigned cldm_spirv_section_of(const cldm_spirv_module *m, uint32_t ii);
 
@@ -297,7 +304,7 @@ void cldm_spirv_out_fix_linkage(cldm_spirv_out *o);
 cldm_spirv_status cldm_spirv_out_finish(cldm_spirv_out *o, void **out, size_t *out_size,
                                         cldm_spirv_error *err);
 
-/* ---- link.c ------------------------------------------------------------------------------- */
+/* ---- link.c, link_emit.c ------------------------------------------------------------------ */
 typedef struct cldm_spirv_link {
   cldm_spirv_module a;
   const cldm_spirv_module *u; /* the user's module */
