@@ -1,7 +1,225 @@
-/* placeholder, replaced by the allocator */
+/*
+ * cldm_alloc.cl — the device allocator of cl_ext_device_malloc (spec 2.1, 3.2): lock-free
+ * malloc / free / calloc / realloc / aligned_alloc for OpenCL C, compiled to SPIR-V modules
+ * that export cldm_malloc(heap, size), cldm_free(heap, ptr), cldm_calloc(heap, count, size),
+ * cldm_realloc(heap, ptr, size) and cldm_aligned_alloc(heap, align, size). The heap is one
+ * global buffer passed by the caller; the module has no kernels and no program-scope
+ * variables. Host side: device/include/cldm_device.h; shared layout: cldm_heap_layout.h.
+ *
+ * HEAP LAYOUT (offsets from the heap base; every metadata word is an offset or an index,
+ * never a pointer, so the heap works wherever the buffer is mapped):
+ *
+ *   0          +--------------------------------------------------------------+
+ *              | header, 256 B: magic, layout version, geometry (offsets      |  \
+ *              | below), counters on their own 64-byte lines: granules in use |   |
+ *              | + live allocations, peak, failed allocations, invalid frees  |   |
+ *   256        +--------------------------------------------------------------+   | image:
+ *              | hints  u32[72 classes][16]   page index + 1 (0: none)        |   | written by
+ *              +--------------------------------------------------------------+   | the host to
+ *              | descs  u32[num_pages]        kind:8 | count:24 per page      |   | create or
+ *              +--------------------------------------------------------------+   | reset
+ *              | pool   u32[ceil(num_pages/32)]  bit set = page taken         |  /
+ *              +--------------------------------------------------------------+
+ *              | slot bitmaps u32[num_pages][128]  (4096 bits per page; no    |  no init
+ *              | init: a page's words are cleared when a class claims it)     |
+ *   pages_off  +--------------------------------------------------------------+  (4 KiB-aligned)
+ *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each
+ *              +--------------------------------------------------------------+
+ *
+ *   a slab page of class c:  | slot 0 | slot 1 | ... | slot n-1 | (tail < one slot) |
+ *                            n = min(65536 / bytes(c), 4096); slot i = bit i of its bitmap
+ *   a run of k pages:        | head (LARGE_HEAD) | tail (LARGE_TAIL) | ... |
+ *                            bitmap words 0, 1 of the head: k, pointer offset / 16
+ *
+ * ALGORITHM
+ * - Sizes up to 32 KiB are rounded to one of 72 classes (16-byte steps to 128 B, then eight
+ *   steps per power of two; cldm_heap_layout.h). Each class allocates from slab pages it
+ *   claims from the pool on demand; a page returns to the pool when its last slot is freed.
+ *   Larger requests take runs of whole pages from the pool (cldm_large.clh).
+ * - Slab allocation reserves a slot by an atomic add on the page descriptor's count, then sets
+ *   a bit of the page's slot bitmap with an atomic or, starting at a hashed word and bit
+ *   (cldm_slab.clh). Per class, 16 hint slots name pages to try first; callers start at a
+ *   hashed slot, so concurrent callers spread over pages, words and bits.
+ * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
+ *   retries because another work-item's atomic succeeded; nothing waits for a state another
+ *   work-item must finish (work-items of a pocl work-group run one after another on one thread,
+ *   GPU lanes get no independent progress). No locks, no spinning on a flag.
+ * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
+ *   kind) and atomically clears what marks it live; anything else is counted as an invalid free
+ *   and changes nothing. Double frees lose the atomic and are counted.
+ * - Statistics (cldm_stats.clh): relaxed counters updated after success, exact after the
+ *   kernels complete.
+ * - Memory order (CL 2.0 variants; CL 1.2 uses fences around atomic_*): taking a slot or page
+ *   is an acquire, freeing one a release, descriptor updates acq_rel, hints and counters relaxed.
+ *   Each atomic's order and scope (device) is written at its call.
+ *
+ * Variants (device/CMakeLists.txt): CLDM_ATOMICS_CL20=1 uses OpenCL C 2.0 atomics with explicit
+ * order and device scope; CLDM_ATOMICS_CL20=0 only OpenCL C 1.2 32-bit atomics.
+ */
 #include "cldm_heap_layout.h"
-global void *cldm_malloc(global void *heap, size_t size) { return 0; }
-void cldm_free(global void *heap, global void *ptr) {}
-global void *cldm_calloc(global void *heap, size_t count, size_t size) { return 0; }
-global void *cldm_realloc(global void *heap, global void *ptr, size_t size) { return 0; }
-global void *cldm_aligned_alloc(global void *heap, size_t align, size_t size) { return 0; }
+
+#include "cldm_atomic.clh"
+#include "cldm_heap.clh"
+#include "cldm_stats.clh"
+#include "cldm_pool.clh"
+#include "cldm_slab.clh"
+#include "cldm_large.clh"
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+/* Start positions for one call: mixes the request with the heap's use counter, which changes
+ * with every allocation and free (work-items of a pocl work-group, run one after another,
+ * see different values; slot and bit positions are further spread by the reservation count). */
+static inline uint cldm_seed(const cldm_heap *h, size_t size, uint align) {
+  uint use = cldm_load_relaxed(h->hdr + CLDM_HDR_WORD_USE_UNITS); /* relaxed: a seed only */
+  return cldm_hash(use ^ ((uint)size * 0x9E3779B9u) ^ (align << 24));
+}
+
+/* Allocates `size` > 0 bytes aligned to `align` (power of two, 16 <= align <= page size). */
+static inline global void *cldm_alloc(const cldm_heap *h, size_t size, uint align) {
+  global void *p = 0;
+  bool slab_aligned = align <= CLDM_GRANULE_BYTES || ((uint)(size_t)h->pages & (align - 1u)) == 0u;
+  if (size <= CLDM_MAX_CLASS_BYTES && align <= CLDM_MAX_CLASS_BYTES && slab_aligned) {
+    uint c = cldm_class_of((uint)size > align ? (uint)size : align);
+    while (cldm_class_bytes(c) & (align - 1u)) /* ends at a power-of-two class */
+      c++;
+    p = cldm_slab_alloc(h, c, cldm_seed(h, size, align));
+  } else {
+    ulong limit = (ulong)h->num_pages << CLDM_PAGE_SHIFT;
+    ulong need = (ulong)size + (align > CLDM_GRANULE_BYTES ? align - CLDM_GRANULE_BYTES : 0u);
+    if ((ulong)size <= limit && need <= limit)
+      p = cldm_large_alloc(h, (uint)((need + CLDM_PAGE_BYTES - 1u) >> CLDM_PAGE_SHIFT), align);
+  }
+  if (!p)
+    cldm_stats_failed(h);
+  return p;
+}
+
+/* What a pointer handed to free/realloc is, if it can be the start of an allocation. */
+typedef struct cldm_block {
+  uint page;   /* page holding the pointer (slab page or run head) */
+  uint desc;   /* its descriptor as read */
+  uint slot;   /* slab slot; unused for runs */
+  uint bytes;  /* bytes of the allocation from the pointer on */
+} cldm_block;
+
+static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_block *b) {
+  ulong off = (ulong)((size_t)ptr - (size_t)h->pages); /* below the pages: wraps to huge */
+  if (off >= ((ulong)h->num_pages << CLDM_PAGE_SHIFT))
+    return false;
+  uint in_page = (uint)off & (CLDM_PAGE_BYTES - 1u);
+  b->page = (uint)(off >> CLDM_PAGE_SHIFT);
+  b->desc = cldm_load_relaxed(h->descs + b->page); /* relaxed: the RMW that frees decides */
+  uint kind = cldm_desc_kind(b->desc);
+  if (kind >= 1u && kind <= CLDM_NUM_CLASSES) {
+    uint bytes = cldm_class_bytes(kind - 1u);
+    b->slot = in_page / bytes;
+    b->bytes = bytes;
+    return b->slot * bytes == in_page && b->slot < cldm_class_slots(kind - 1u);
+  }
+  if (kind == CLDM_DESC_KIND_LARGE_HEAD) {
+    b->slot = 0u;
+    b->bytes = (cldm_large_pages(h, b->page) << CLDM_PAGE_SHIFT) - in_page;
+    return in_page == cldm_large_offset(h, b->page);
+  }
+  return false;
+}
+
+/* Frees ptr != NULL; false if it was not a live allocation (counted by the caller). */
+static inline bool cldm_free_block(const cldm_heap *h, global void *ptr) {
+  cldm_block b;
+  if (!cldm_block_find(h, ptr, &b))
+    return false;
+  uint kind = cldm_desc_kind(b.desc);
+  if (kind == CLDM_DESC_KIND_LARGE_HEAD)
+    return cldm_large_free(h, b.page, b.desc);
+  return cldm_slab_free(h, b.page, kind - 1u, b.slot);
+}
+
+static inline void cldm_zero(global void *p, size_t bytes) {
+  global uint4 *q = (global uint4 *)p;
+  for (size_t i = 0; i < (bytes + 15u) >> 4; i++)
+    q[i] = (uint4)(0u);
+}
+
+static inline void cldm_copy(global void *dst, const global void *src, size_t bytes) {
+  global uint4 *d = (global uint4 *)dst;
+  const global uint4 *s = (const global uint4 *)src;
+  for (size_t i = 0; i < (bytes + 15u) >> 4; i++)
+    d[i] = s[i];
+}
+
+/* ---- exported functions (LinkageAttributes Export) --------------------------------------- */
+
+global void *cldm_malloc(global void *heap, size_t size) {
+  if (size == 0u)
+    return 0;
+  cldm_heap h = cldm_heap_open(heap);
+  return cldm_alloc(&h, size, CLDM_GRANULE_BYTES);
+}
+
+void cldm_free(global void *heap, global void *ptr) {
+  if (!ptr)
+    return;
+  cldm_heap h = cldm_heap_open(heap);
+  if (!cldm_free_block(&h, ptr))
+    cldm_stats_invalid_free(&h);
+}
+
+global void *cldm_calloc(global void *heap, size_t count, size_t size) {
+  if (count == 0u || size == 0u)
+    return 0;
+  cldm_heap h = cldm_heap_open(heap);
+  if (mul_hi(count, size) != 0u) { /* count * size overflows: no heap can hold it */
+    cldm_stats_failed(&h);
+    return 0;
+  }
+  size_t bytes = count * size;
+  global void *p = cldm_alloc(&h, bytes, CLDM_GRANULE_BYTES);
+  if (p)
+    cldm_zero(p, bytes);
+  return p;
+}
+
+global void *cldm_realloc(global void *heap, global void *ptr, size_t size) {
+  if (!ptr)
+    return cldm_malloc(heap, size);
+  cldm_heap h = cldm_heap_open(heap);
+  if (size == 0u) {
+    if (!cldm_free_block(&h, ptr))
+      cldm_stats_invalid_free(&h);
+    return 0;
+  }
+  cldm_block b;
+  bool live = cldm_block_find(&h, ptr, &b);
+  uint kind = cldm_desc_kind(b.desc);
+  if (live && kind != CLDM_DESC_KIND_LARGE_HEAD) { /* slab: is the slot taken? */
+    uint bits = cldm_load_relaxed(cldm_page_bitmap(&h, b.page) + (b.slot >> 5)); /* relaxed */
+    live = (bits >> (b.slot & 31u)) & 1u;
+  }
+  if (!live) {
+    cldm_stats_invalid_free(&h);
+    return 0;
+  }
+  if (kind != CLDM_DESC_KIND_LARGE_HEAD) {
+    if (size <= CLDM_MAX_CLASS_BYTES && cldm_class_of((uint)size) == kind - 1u)
+      return ptr; /* same class: nothing to move */
+  } else if (size > CLDM_MAX_CLASS_BYTES && (ulong)size <= b.bytes &&
+             (ulong)size + CLDM_PAGE_BYTES > b.bytes) {
+    return ptr;   /* still large, same number of pages */
+  }
+  global void *q = cldm_alloc(&h, size, CLDM_GRANULE_BYTES);
+  if (!q)
+    return 0; /* ptr stays valid */
+  cldm_copy(q, ptr, (ulong)size < b.bytes ? size : (size_t)b.bytes);
+  if (!cldm_free_block(&h, ptr))
+    cldm_stats_invalid_free(&h); /* freed by someone else meanwhile */
+  return q;
+}
+
+global void *cldm_aligned_alloc(global void *heap, size_t align, size_t size) {
+  if (size == 0u || align == 0u || (align & (align - 1u)) != 0u || align > CLDM_PAGE_BYTES)
+    return 0; /* not a valid request (spec 2.1): not counted as a failure */
+  cldm_heap h = cldm_heap_open(heap);
+  return cldm_alloc(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align);
+}

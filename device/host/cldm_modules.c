@@ -12,7 +12,8 @@
 #undef CLDM_MODULE
 
 static const cldm_device_module cldm_module_table[] = {
-#define CLDM_MODULE(sym, name, bits, features) {name, bits, features, sym, sizeof sym / sizeof sym[0]},
+#define CLDM_MODULE(sym, name, bits, features)                                                 \
+  {name, bits, features, sym, sizeof sym / sizeof sym[0]},
 #include "cldm_device_modules.inc"
 #undef CLDM_MODULE
 };

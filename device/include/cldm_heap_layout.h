@@ -8,8 +8,8 @@
  * _words = 32-bit words, _pages = CLDM_PAGE_BYTES pages).
  *
  * Byte order: the host writes the image and decodes statistics in its own byte order; device
- * and host must share it (every OpenCL device we target is little-endian; the 64-bit counters
- * are also updated as two 32-bit halves, low half first in memory).
+ * and host must share it (every OpenCL device we target is little-endian). 64-bit counters are
+ * two 32-bit words (lo, hi), updated with 32-bit atomics.
  */
 #ifndef CLDM_HEAP_LAYOUT_H
 #define CLDM_HEAP_LAYOUT_H
@@ -87,7 +87,7 @@ typedef struct cldm_heap_header {
   cldm_u32 image_bytes;      /* 44 bytes the host writes to create/reset the heap */
   cldm_u64 pages_offset;     /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
   cldm_u64 usable_bytes;     /* 56 num_pages * CLDM_PAGE_BYTES */
-  /* line 1: use (one 64-bit word: low half granules in use, high half live allocations) */
+  /* line 1: use */
   cldm_u32 use_units;        /* 64 16-byte granules held by live allocations */
   cldm_u32 use_live;         /* 68 live allocations */
   cldm_u32 peak_units;       /* 72 maximum of use_units since creation or reset */

@@ -112,7 +112,7 @@ static void function_address_recorded(void **state) {
   uint32_t *w = st_asm(fp, &size);
   cldm_spirv_module m;
   assert_int_equal(cldm_spirv_module_parse(&m, w, size, NULL), CLDM_SPIRV_OK);
-  assert_int_equal(cldm_spirv_check(&m, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(cldm_spirv_check(&m, NULL, NULL), CLDM_SPIRV_OK);
   assert_int_equal(m.nfn, 3);
   assert_int_equal(m.fn_addr_taken[0], 0);                        /* g: only called */
   assert_int_not_equal(m.fn_addr_taken[1], 0);                    /* h: address taken */
@@ -122,12 +122,41 @@ static void function_address_recorded(void **state) {
   free(w);
 }
 
+static void dropped_ids_used_elsewhere(void **state) {
+  /* the parameter of malloc's Import declaration used in the kernel: lowering drops the
+   * declaration, so this would dangle */
+  char text2[2048];
+  snprintf(text2, sizeof text2, "%s", text);
+  char *at = strstr(text2, "%v = OpLoad %uchar %m\n");
+  memcpy(at, "%v = OpLoad %uchar %m\n", strlen("%v = OpLoad %uchar %m\n"));
+  char mutated[2200];
+  *at = '\0';
+  snprintf(mutated, sizeof mutated, "%s%%bad = OpIAdd %%ulong %%size %%c16\n%s", text2,
+           strstr(text, "%v = OpLoad"));
+  size_t size;
+  uint32_t *w = st_asm(mutated, &size);
+  size_t add = st_find_op(w, size / 4, SpvOpIAdd, 0);
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "word %zu: OpIAdd uses %%%u, a parameter of an Import-linkage declaration, outside it",
+           add + 3, w[add + 3]);
+  cldm_spirv_error err;
+  assert_int_equal(cldm_spirv_inspect(w, size, NULL, &err), CLDM_SPIRV_E_MALFORMED);
+  assert_string_equal(err.message, msg);
+  void *out = NULL;
+  size_t out_size;
+  assert_int_equal(cldm_spirv_raise(w, size, &out, &out_size, &err), CLDM_SPIRV_E_MALFORMED);
+  assert_string_equal(err.message, msg);
+  free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(operand_id_out_of_bound),
       cmocka_unit_test(operand_id_undefined),
       cmocka_unit_test(non_allocating_module_not_held_to_pass_2),
       cmocka_unit_test(function_address_recorded),
+      cmocka_unit_test(dropped_ids_used_elsewhere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,7 @@ static cldm_spirv_status detect(const uint32_t *w, size_t size, cldm_spirv_modul
   if (!st)
     st = cldm_spirv_detect_uses(m, d, err);
   if (!st && d->allocates)
-    st = cldm_spirv_check(m, err);
+    st = cldm_spirv_check(m, d->drop, err);
   if (!st && d->allocates)
     st = cldm_spirv_detect_sites(m, d, err);
   return st;

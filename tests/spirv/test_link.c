@@ -30,6 +30,11 @@ static void unified_and_merged(void **state) {
   /* names carried, exports stripped: the user module keeps its own Export of the kernel */
   assert_int_equal(st_count(l, "\"cldm_malloc\" Export"), 0);
   assert_int_equal(st_count(l, "\"cldm_free\" Export"), 0);
+  /* llvm-spirv's intrinsic stand-ins keep their Export (pocl's reader needs it); the user's
+   * module (at -O2) has the allocator's spirv.llvm_umul_with_overflow_i64 too: one copy left */
+  assert_int_equal(st_count(l, "LinkageAttributes \"spirv.llvm_umul_with_overflow_i64\" Export"),
+                   1);
+
   assert_true(st_count(l, "\"cldm_malloc\"") >= 1); /* its OpName */
   assert_int_equal(st_count(l, "LinkageAttributes \"k_types\" Export"), 1);
   assert_int_equal(st_count(l, "OpCapability Linkage"), 1);
@@ -38,11 +43,66 @@ static void unified_and_merged(void **state) {
   free(in);
 }
 
-static void linkage_dropped(void **state) {
-  /* alloc64.spvasm's only linkage decorations are the Import-form declarations */
+/* An allocator of nothing but the five exports (each returns NULL or nothing). */
+static const char plain_allocator[] =
+    "OpCapability Addresses\nOpCapability Linkage\nOpCapability Kernel\nOpCapability Int64\n"
+    "OpCapability Int8\nOpMemoryModel Physical64 OpenCL\n"
+    "OpDecorate %m LinkageAttributes \"cldm_malloc\" Export\n"
+    "OpDecorate %f LinkageAttributes \"cldm_free\" Export\n"
+    "OpDecorate %c LinkageAttributes \"cldm_calloc\" Export\n"
+    "OpDecorate %r LinkageAttributes \"cldm_realloc\" Export\n"
+    "OpDecorate %a LinkageAttributes \"cldm_aligned_alloc\" Export\n"
+    "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+    "%p = OpTypePointer CrossWorkgroup %uchar\n%null = OpConstantNull %p\n"
+    "%f1 = OpTypeFunction %p %p %ulong\n%f2 = OpTypeFunction %p %p %ulong %ulong\n"
+    "%f3 = OpTypeFunction %void %p %p\n%f4 = OpTypeFunction %p %p %p %ulong\n"
+    "%m = OpFunction %p None %f1\n%m1 = OpFunctionParameter %p\n%m2 = OpFunctionParameter %ulong\n"
+    "%ml = OpLabel\nOpReturnValue %null\nOpFunctionEnd\n"
+    "%f = OpFunction %void None %f3\n%f1_ = OpFunctionParameter %p\n%f2_ = OpFunctionParameter %p\n"
+    "%fl = OpLabel\nOpReturn\nOpFunctionEnd\n"
+    "%c = OpFunction %p None %f2\n%c1 = OpFunctionParameter %p\n%c2 = OpFunctionParameter %ulong\n"
+    "%c3 = OpFunctionParameter %ulong\n%cl = OpLabel\nOpReturnValue %null\nOpFunctionEnd\n"
+    "%r = OpFunction %p None %f4\n%r1 = OpFunctionParameter %p\n%r2 = OpFunctionParameter %p\n"
+    "%r3 = OpFunctionParameter %ulong\n%rl = OpLabel\nOpReturnValue %null\nOpFunctionEnd\n"
+    "%a = OpFunction %p None %f2\n%a1 = OpFunctionParameter %p\n%a2 = OpFunctionParameter %ulong\n"
+    "%a3 = OpFunctionParameter %ulong\n%al = OpLabel\nOpReturnValue %null\nOpFunctionEnd\n";
+
+static void shared_stand_in(void **state) {
   size_t size, out_size;
-  void *in = st_data("alloc64.spv", &size);
+  void *in = st_data("existing_types.O2.spir64.spv", &size);
+  st_listing *before = st_dis(in, size);
+  assert_int_equal(st_count(before, "\"spirv.llvm_umul_with_overflow_i64\" Export"), 1);
+  size_t user_functions = st_count(before, "= OpFunction ") - 2; /* minus malloc, free */
+  st_listing_free(before);
   void *out = st_lower(in, size, &out_size, NULL);
+  st_listing *l = st_dis(out, out_size);
+  assert_int_equal(st_count(l, "\"spirv.llvm_umul_with_overflow_i64\" Export"), 1);
+  size_t names = 0, defs = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    names += !strncmp(l->line[i], "OpName ", 7) &&
+             strstr(l->line[i], "\"spirv.llvm_umul_with_overflow_i64\"");
+    defs += strstr(l->line[i], "= OpFunction ") != NULL;
+  }
+  assert_int_equal(names, 1);
+  /* the user's functions and the allocator's, but the stand-in only once */
+  st_listing *alloc = st_dis(st_bump_allocator()->words64, st_bump_allocator()->num_words64 * 4);
+  assert_int_equal(defs, user_functions + st_count(alloc, "= OpFunction ") - 1);
+  st_listing_free(alloc);
+  st_assert_unique_types(l);
+  st_listing_free(l);
+  free(out);
+  free(in);
+}
+
+static void linkage_dropped(void **state) {
+  /* alloc64.spvasm's only linkage decorations are the Import-form declarations, and the
+   * allocator's exports are stripped: nothing needs Linkage any more */
+  size_t size, asize, out_size;
+  uint32_t *aw = st_asm(plain_allocator, &asize);
+  cldm_spirv_allocator a = {.words64 = aw, .num_words64 = asize / 4};
+  void *in = st_data("alloc64.spv", &size), *out = NULL;
+  assert_int_equal(cldm_spirv_lower(in, size, &a, &out, &out_size, NULL, NULL), CLDM_SPIRV_OK);
+  free(aw);
   st_assert_valid(out, out_size, "alloc64 lowered");
   st_listing *l = st_dis(out, out_size);
   assert_int_equal(st_count(l, "LinkageAttributes"), 0);
@@ -147,6 +207,56 @@ static void allocator_contract(void **state) {
   free(a64);
 }
 
+/* plain_allocator with a constant table in UniformConstant storage that cldm_malloc reads */
+static const char table_allocator[] =
+    "OpCapability Addresses\nOpCapability Linkage\nOpCapability Kernel\nOpCapability Int64\n"
+    "OpCapability Int8\nOpMemoryModel Physical64 OpenCL\n"
+    "OpDecorate %m LinkageAttributes \"cldm_malloc\" Export\n"
+    "OpDecorate %f LinkageAttributes \"cldm_free\" Export\n"
+    "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+    "%p = OpTypePointer CrossWorkgroup %uchar\n%null = OpConstantNull %p\n"
+    "%pt = OpTypePointer UniformConstant %ulong\n%c7 = OpConstant %ulong 7\n"
+    "%table = OpVariable %pt UniformConstant %c7\n"
+    "%f1 = OpTypeFunction %p %p %ulong\n%f3 = OpTypeFunction %void %p %p\n"
+    "%m = OpFunction %p None %f1\n%m1 = OpFunctionParameter %p\n%m2 = OpFunctionParameter %ulong\n"
+    "%ml = OpLabel\n%t = OpLoad %ulong %table\n"
+    "%r = OpInBoundsPtrAccessChain %p %m1 %t\nOpReturnValue %r\nOpFunctionEnd\n"
+    "%f = OpFunction %void None %f3\n%f1_ = OpFunctionParameter %p\n%f2_ = OpFunctionParameter %p\n"
+    "%fl = OpLabel\nOpReturn\nOpFunctionEnd\n";
+
+static void allocator_globals_in_interface(void **state) {
+  size_t size, asize, out_size;
+  uint32_t *aw = st_asm(table_allocator, &asize);
+  cldm_spirv_allocator a = {.words64 = aw, .num_words64 = asize / 4};
+  const char *files[] = {"kernel_alloc.O0.spir64.v14.spv", "kernel_alloc.O0.spir64.spv"};
+  for (int i = 0; i < 2; i++) {
+    void *in = st_data(files[i], &size), *out = NULL;
+    assert_int_equal(cldm_spirv_lower(in, size, &a, &out, &out_size, NULL, NULL), CLDM_SPIRV_OK);
+    char msg[2048];
+    if (st_validate_env(out, out_size, i == 0 ? "spv1.4" : "opencl2.2", msg, sizeof msg))
+      fail_msg("%s lowered with a table allocator: %s", files[i], msg);
+    st_listing *l = st_dis(out, out_size);
+    char table[16] = "";
+    for (size_t k = 0; k < l->n; k++)
+      if (strstr(l->line[k], "= OpVariable") && strstr(l->line[k], " UniformConstant"))
+        sscanf(l->line[k], "%15s", table);
+    assert_string_not_equal(table, "");
+    char with_table[32];
+    snprintf(with_table, sizeof with_table, " %s", table);
+    size_t listed = 0;
+    for (size_t k = 0; k < l->n; k++)
+      if (!strncmp(l->line[k], "OpEntryPoint", 12) && strstr(l->line[k], with_table)) {
+        assert_non_null(strstr(l->line[k], "\"k_malloc\"")); /* not k_plain */
+        listed++;
+      }
+    assert_int_equal(listed, i == 0 ? 1 : 0); /* only SPIR-V 1.4+ lists it */
+    st_listing_free(l);
+    free(out);
+    free(in);
+  }
+  free(aw);
+}
+
 static void real_allocator_modules(void **state) {
 #ifdef CLDM_TEST_HAVE_DEVICE
   size_t count;
@@ -191,9 +301,11 @@ static void real_allocator_modules(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(unified_and_merged),
+      cmocka_unit_test(shared_stand_in),
       cmocka_unit_test(linkage_dropped),
       cmocka_unit_test(allocator_errors),
       cmocka_unit_test(allocator_contract),
+      cmocka_unit_test(allocator_globals_in_interface),
       cmocka_unit_test(real_allocator_modules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /*
  * test_typetab.c — the type/constant hash (layer/spirv/src/typetab.c): lookup, first
- * declaration wins, growth, and which declarations a module contributes (no structs, no spec
- * constants, nothing decorated).
+ * declaration wins, growth, and which declarations a module contributes (no spec constants,
+ * nothing decorated).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@ static void unifiable(void **state) {
   assert_true(cldm_spirv_typetab_unifiable(SpvOpTypePointer));
   assert_true(cldm_spirv_typetab_unifiable(SpvOpTypeFunction));
   assert_true(cldm_spirv_typetab_unifiable(SpvOpConstantNull));
-  assert_false(cldm_spirv_typetab_unifiable(SpvOpTypeStruct));
+  assert_true(cldm_spirv_typetab_unifiable(SpvOpTypeStruct));
   assert_false(cldm_spirv_typetab_unifiable(SpvOpTypeOpaque));
   assert_false(cldm_spirv_typetab_unifiable(SpvOpSpecConstant));
   assert_false(cldm_spirv_typetab_unifiable(SpvOpVariable));
@@ -74,10 +74,10 @@ static void fill_from_module(void **state) {
   uint32_t k_ptr[] = {SpvOpTypePointer | 3u << 16, SpvStorageClassCrossWorkgroup, s_id};
   assert_int_equal(cldm_spirv_typetab_find(&t, k_uint, 3), uint_id);
   assert_int_equal(cldm_spirv_typetab_find(&t, k_c1, 3), c1_id);
-  assert_int_equal(cldm_spirv_typetab_find(&t, k_struct, 2), 0);
+  assert_int_equal(cldm_spirv_typetab_find(&t, k_struct, 2), s_id);
   assert_int_equal(cldm_spirv_typetab_find(&t, k_spec, 3), 0);
   assert_int_equal(cldm_spirv_typetab_find(&t, k_ptr, 3), ptr_id);
-  assert_int_equal(t.n, 3);
+  assert_int_equal(t.n, 4);
   cldm_spirv_typetab_free(&t);
   free(dec);
   cldm_spirv_module_free(&m);

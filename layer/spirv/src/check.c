@@ -5,6 +5,9 @@
  * an entry point, an execution-mode target, a name/decoration target or a debug-info operand:
  * such a use takes the function's address (OpFunctionPointerINTEL, OpConstantFunctionPointerINTEL,
  * a store, ...), which callgraph.c rejects for allocating functions (spec 1.5).
+ * Ids the output drops (detect.c: the set's import, Import-form declarations and their
+ * parameters) may only appear where the rewrite removes them with their users; any other use
+ * would leave the output referring to an id nobody defines.
  */
 #include <stdlib.h>
 
@@ -36,8 +39,38 @@ static int function_use_allowed(const cldm_spirv_module *m, uint32_t ii, uint32_
   }
 }
 
+/* 1 if operand word pos of instruction ii is the target of a name or decoration. */
+static int annotation_target(const cldm_spirv_module *m, uint32_t ii, uint32_t pos) {
+  switch (m->inst[ii].op) {
+  case SpvOpName: case SpvOpMemberName: case SpvOpDecorate: case SpvOpDecorateId:
+  case SpvOpDecorateString: case SpvOpMemberDecorate: case SpvOpMemberDecorateString:
+    return pos == 1;
+  case SpvOpGroupDecorate: case SpvOpGroupMemberDecorate:
+    return pos >= 2;
+  default:
+    return 0;
+  }
+}
+
+/* A use of an id the output drops, other than the ones the rewrite removes. */
+static cldm_spirv_status dropped_use(const cldm_spirv_module *m, uint32_t ii, uint32_t pos,
+                                     uint32_t id, cldm_spirv_error *err) {
+  uint32_t def = m->inst[m->ids[id].def - 1].op, op = m->inst[ii].op;
+  if (annotation_target(m, ii, pos) || def == SpvOpFunction)
+    return CLDM_SPIRV_OK; /* functions: calls are sites, other uses take the address */
+  if (def == SpvOpExtInstImport && op == SpvOpExtInst && pos == 3)
+    return CLDM_SPIRV_OK;
+  return cldm_spirv_fail(err, def == SpvOpExtInstImport ? CLDM_SPIRV_E_INVALID
+                                                        : CLDM_SPIRV_E_MALFORMED,
+                         m->inst[ii].off + pos, "%s uses %%%u, %s", cldm_spirv_opname(op), id,
+                         def == SpvOpExtInstImport
+                             ? "the " CLDM_SPIRV_EXT_MALLOC_SET_NAME " import, as a value"
+                             : "a parameter of an Import-linkage declaration, outside it");
+}
+
 static cldm_spirv_status check_operand(void *ctx, const cldm_spirv_module *m, uint32_t ii,
                                        const cldm_spirv_opnd *o, cldm_spirv_error *err) {
+  const uint8_t *drop = ctx;
   if (!o->is_id || o->role == CLDM_SPIRV_ROLE_RESULT)
     return CLDM_SPIRV_OK;
   const cldm_spirv_inst *in = &m->inst[ii];
@@ -50,6 +83,11 @@ static cldm_spirv_status check_operand(void *ctx, const cldm_spirv_module *m, ui
     return cldm_spirv_fail(err, CLDM_SPIRV_E_MALFORMED, in->off + o->pos,
                            "%s: id %%%u is used but never defined", name, id);
   }
+  if (drop && drop[id]) {
+    cldm_spirv_status st = dropped_use(m, ii, o->pos, id, err);
+    if (st)
+      return st;
+  }
   if (m->inst[m->ids[id].def - 1].op == SpvOpFunction && !function_use_allowed(m, ii, o->pos)) {
     uint32_t f = m->ids[id].aux;
     if (!m->fn_addr_taken[f])
@@ -58,13 +96,14 @@ static cldm_spirv_status check_operand(void *ctx, const cldm_spirv_module *m, ui
   return CLDM_SPIRV_OK;
 }
 
-cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, cldm_spirv_error *err) {
+cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, const uint8_t *drop,
+                                   cldm_spirv_error *err) {
   free(m->fn_addr_taken);
   m->fn_addr_taken = calloc(m->nfn ? m->nfn : 1, sizeof *m->fn_addr_taken);
   if (!m->fn_addr_taken)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   for (uint32_t ii = 0; ii < m->ninst; ii++) {
-    cldm_spirv_status st = cldm_spirv_walk(m, ii, check_operand, NULL, err);
+    cldm_spirv_status st = cldm_spirv_walk(m, ii, check_operand, (void *)drop, err);
     if (st)
       return st;
   }

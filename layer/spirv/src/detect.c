@@ -102,6 +102,28 @@ static unsigned ext_op_by_name(const char *name) {
   return 0;
 }
 
+static int has_capability(const cldm_spirv_module *m, uint32_t cap) {
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_CAPABILITY]; ii < m->sec[CLDM_SPIRV_SEC_EXTENSION]; ii++)
+    if (m->inst[ii].wc >= 2 && cldm_spirv_iw(m, ii)[1] == cap)
+      return 1;
+  return 0;
+}
+
+cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
+                                                 cldm_spirv_error *err) {
+  if (!has_capability(m, SpvCapabilityKernel))
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, CLDM_SPIRV_HEADER_WORDS,
+                           "module uses " CLDM_SPIRV_EXT_MALLOC_SET_NAME
+                           " without the Kernel capability (spec 2.1)");
+  if (m->addressing != SpvAddressingModelPhysical32 &&
+      m->addressing != SpvAddressingModelPhysical64)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED,
+                           m->inst[m->sec[CLDM_SPIRV_SEC_MEMORYMODEL]].off + 1,
+                           "addressing model %u: spec 2.1 requires Physical32 or Physical64",
+                           m->addressing);
+  return CLDM_SPIRV_OK;
+}
+
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                          cldm_spirv_error *err) {
   memset(d, 0, sizeof *d);

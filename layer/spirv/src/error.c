@@ -55,6 +55,16 @@ cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_st
   return CLDM_SPIRV_E_ALLOCATOR;
 }
 
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
+                                               const char *fmt, ...) {
+  char msg[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return cldm_spirv_fail(err, CLDM_SPIRV_E_ALLOCATOR, word, "allocator module: %s", msg);
+}
+
 void cldm_spirv_error_clear(cldm_spirv_error *err) {
   if (err) {
     err->status = CLDM_SPIRV_OK;

@@ -13,7 +13,8 @@
  *   typetab.c    hash of types and constants, for unification and lookup-or-create
  *   blockorder.c reverse post-order of a function's blocks (the allocator's must validate)
  *   out.c        the output module, section by section; capability and linkage fix-ups
- *   link.c       the allocator module: checks, id map, type/constant unification, emission
+ *   link.c       the allocator module: contract checks, id map, type/constant unification
+ *   link_emit.c  the allocator module written out: mapped, merged, renamed, blocks reordered
  *   rewrite.c    lowering of the user's functions: heap parameter, calls, allocation sites
  *   lower.c      cldm_spirv_inspect / cldm_spirv_lower: the pipeline
  *   raise.c      cldm_spirv_raise: Import-linkage form -> OpExtInst form
@@ -46,6 +47,10 @@
 /* ---- error.c ------------------------------------------------------------------------------ */
 cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status status, size_t word,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* E_ALLOCATOR, "word N: allocator module: <message>". */
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
+                                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Re-labels an error found in the allocator module: E_ALLOCATOR, message prefixed. */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status);
 void cldm_spirv_error_clear(cldm_spirv_error *err);
@@ -160,6 +165,8 @@ int cldm_spirv_pointer(const cldm_spirv_module *m, uint32_t type, uint32_t *stor
 uint32_t cldm_spirv_fn_index(const cldm_spirv_module *m, uint32_t id);
 /* The OpName of `id` decoded into dst ("" if none). */
 const char *cldm_spirv_name_of(const cldm_spirv_module *m, uint32_t id, char *dst, size_t cap);
+/* Word position of instruction ii's result id (0 if it has none). */
+uint32_t cldm_spirv_result_pos(const cldm_spirv_module *m, uint32_t ii);
 /* Section of instruction ii. */
 unsigned cldm_spirv_section_of(const cldm_spirv_module *m, uint32_t ii);
 
@@ -194,8 +201,10 @@ const cldm_spirv_extinst_desc *cldm_spirv_extinst(uint32_t set, uint32_t number)
 
 /* ---- check.c ------------------------------------------------------------------------------ */
 /* Pass 2 over every instruction (operand layout, ids < bound and defined); fills
- * m->fn_addr_taken. */
-cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, cldm_spirv_error *err);
+ * m->fn_addr_taken. drop (per id, may be NULL): ids the output removes, whose uses are
+ * restricted (see check.c). */
+cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, const uint8_t *drop,
+                                   cldm_spirv_error *err);
 
 /* ---- detect.c ----------------------------------------------------------------------------- */
 enum { CLDM_SPIRV_SITE_EXTINST = 1, CLDM_SPIRV_SITE_IMPORT = 2 };
@@ -221,6 +230,9 @@ typedef struct cldm_spirv_detect {
 /* Phase A (after pass 1): set imports, OpExtension, Import-form declarations. */
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                          cldm_spirv_error *err);
+/* spec 2.1's rules for a module that uses the extension: Kernel capability, Physical32/64. */
+cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
+                                                 cldm_spirv_error *err);
 /* Phase B (after pass 2): every allocation site, operands checked against spec 2. */
 cldm_spirv_status cldm_spirv_detect_sites(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                           cldm_spirv_error *err);
@@ -253,8 +265,8 @@ typedef struct cldm_spirv_typetab {
 uint32_t cldm_spirv_typetab_find(const cldm_spirv_typetab *t, const uint32_t *key, size_t len);
 int cldm_spirv_typetab_add(cldm_spirv_typetab *t, const uint32_t *key, size_t len, uint32_t id);
 void cldm_spirv_typetab_free(cldm_spirv_typetab *t);
-/* 1 if opcode declares a type or constant that may be unified (not structs, opaque types,
- * forward pointers, spec constants). */
+/* 1 if opcode declares a type or constant that may be unified (not opaque types, forward
+ * pointers, spec constants, variables). */
 int cldm_spirv_typetab_unifiable(uint32_t opcode);
 /* Adds every unifiable, undecorated type/constant of m's global section. */
 int cldm_spirv_typetab_fill(cldm_spirv_typetab *t, const cldm_spirv_module *m,
@@ -292,16 +304,20 @@ void cldm_spirv_out_fix_linkage(cldm_spirv_out *o);
 cldm_spirv_status cldm_spirv_out_finish(cldm_spirv_out *o, void **out, size_t *out_size,
                                         cldm_spirv_error *err);
 
-/* ---- link.c ------------------------------------------------------------------------------- */
+/* ---- link.c, link_emit.c ------------------------------------------------------------------ */
 typedef struct cldm_spirv_link {
   cldm_spirv_module a;
+  const cldm_spirv_module *u; /* the user's module */
   uint32_t *map;          /* allocator id -> output id */
   uint8_t *unified;       /* allocator id unified with a user id (names/decorations dropped) */
   uint8_t *decorated;
+  uint8_t *shared_fn;     /* per allocator function: the user's identical copy is used */
   uint32_t fn[CLDM_SPIRV_EXT_MAX + 1];       /* output ids of cldm_<op> (0 if absent) */
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
   uint32_t ret[CLDM_SPIRV_EXT_MAX + 1];      /* output id of the result type */
   uint32_t param[CLDM_SPIRV_EXT_MAX + 1][3]; /* output ids of parameter types */
+  uint32_t *globals;      /* output ids of the allocator's module-scope variables */
+  uint32_t nglobals;
   uint32_t heap_type;     /* output id of the heap pointer type */
   uint32_t size_type;     /* output id of the allocator's size_t */
   uint32_t size_bits;

@@ -24,13 +24,6 @@ static void analysis_free(analysis *a) {
   cldm_spirv_module_free(&a->m);
 }
 
-static int has_capability(const cldm_spirv_module *m, uint32_t cap) {
-  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_CAPABILITY]; ii < m->sec[CLDM_SPIRV_SEC_EXTENSION]; ii++)
-    if (m->inst[ii].wc >= 2 && cldm_spirv_iw(m, ii)[1] == cap)
-      return 1;
-  return 0;
-}
-
 static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
                                  cldm_spirv_error *err) {
   memset(a, 0, sizeof *a);
@@ -39,19 +32,9 @@ static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
     st = cldm_spirv_detect_uses(&a->m, &a->d, err);
   if (st || !a->d.allocates)
     return st;
-  const cldm_spirv_module *m = &a->m;
-  if (!has_capability(m, SpvCapabilityKernel))
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, CLDM_SPIRV_HEADER_WORDS,
-                           "module uses " CLDM_SPIRV_EXT_MALLOC_SET_NAME
-                           " without the Kernel capability (spec 2.1)");
-  if (m->addressing != SpvAddressingModelPhysical32 &&
-      m->addressing != SpvAddressingModelPhysical64)
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED,
-                           m->inst[m->sec[CLDM_SPIRV_SEC_MEMORYMODEL]].off + 1,
-                           "addressing model %u: spec 2.1 requires Physical32 or Physical64",
-                           m->addressing);
+  st = cldm_spirv_detect_module_rules(&a->m, err);
   if (!st)
-    st = cldm_spirv_check(&a->m, err);
+    st = cldm_spirv_check(&a->m, a->d.drop, err);
   if (!st)
     st = cldm_spirv_detect_sites(&a->m, &a->d, err);
   if (!st)
@@ -112,8 +95,27 @@ static void emit_debug_string(cldm_spirv_buf *b, const cldm_spirv_module *m, uin
   free(s);
 }
 
+/* OpEntryPoint of an allocating kernel in a SPIR-V 1.4+ output: its interface also lists the
+ * allocator's module-scope variables, which its call tree now reaches. */
+static void emit_entry_point(cldm_spirv_buf *b, const analysis *a, uint32_t ii,
+                             const cldm_spirv_link *l, uint32_t version) {
+  const cldm_spirv_module *m = &a->m;
+  uint32_t e = 0;
+  while (e < m->nep && m->ep[e].ii != ii)
+    e++;
+  if (version < 0x00010400 || !l->nglobals || e == m->nep || !a->cg.allocates[m->ep[e].fn]) {
+    cldm_spirv_out_copy(b, m, ii);
+    return;
+  }
+  size_t at = cldm_spirv_buf_begin(b, SpvOpEntryPoint);
+  cldm_spirv_buf_push_n(b, cldm_spirv_iw(m, ii) + 1, m->inst[ii].wc - 1u);
+  cldm_spirv_buf_push_n(b, l->globals, l->nglobals);
+  cldm_spirv_buf_end(b, at);
+}
+
 /* The user's module-level sections, minus what spec 3.2 removes. */
-static void emit_user_sections(cldm_spirv_out *o, const analysis *a) {
+static void emit_user_sections(cldm_spirv_out *o, const analysis *a, const cldm_spirv_link *l,
+                               uint32_t version) {
   const cldm_spirv_module *m = &a->m;
   for (unsigned s = 0; s < CLDM_SPIRV_SEC_FUNCTION; s++) {
     for (uint32_t ii = m->sec[s]; ii < m->sec[s + 1]; ii++) {
@@ -126,6 +128,8 @@ static void emit_user_sections(cldm_spirv_out *o, const analysis *a) {
         continue;
       else if (op == SpvOpExtInstImport && a->d.drop[w[1]])
         continue;
+      else if (op == SpvOpEntryPoint)
+        emit_entry_point(&o->sec[s], a, ii, l, version);
       else if (s == CLDM_SPIRV_SEC_DEBUG_A)
         emit_debug_string(&o->sec[s], m, ii, a->cg.allocates);
       else if (s >= CLDM_SPIRV_SEC_EXECMODE && s <= CLDM_SPIRV_SEC_ANNOTATION)
@@ -165,16 +169,20 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
     st = cldm_spirv_link_prepare(&l, aw, an, m, &tt, &next_id, needed, err);
   if (!st)
     st = cldm_spirv_rewrite_plan(&r, err);
+  o.version = m->version > l.a.version ? m->version : l.a.version;
   if (!st) {
-    emit_user_sections(&o, a);
+    emit_user_sections(&o, a, &l, o.version);
     st = cldm_spirv_rewrite_functions(&r, &o, err);
   }
   if (!st)
     st = cldm_spirv_link_emit(&l, &o, err);
+  if (!st && next_id > CLDM_SPIRV_MAX_BOUND)
+    st = cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, 3,
+                         "the lowered module would need id bound %u, more than the supported %u",
+                         next_id, CLDM_SPIRV_MAX_BOUND);
   if (!st) {
     cldm_spirv_buf_append(&o.sec[CLDM_SPIRV_SEC_GLOBAL], &globals);
     cldm_spirv_out_fix_linkage(&o);
-    o.version = m->version > l.a.version ? m->version : l.a.version;
     o.generator = m->generator;
     o.bound = next_id;
     st = cldm_spirv_out_finish(&o, out, out_size, err);

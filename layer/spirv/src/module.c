@@ -414,6 +414,13 @@ const char *cldm_spirv_name_of(const cldm_spirv_module *m, uint32_t id, char *ds
   return dst;
 }
 
+uint32_t cldm_spirv_result_pos(const cldm_spirv_module *m, uint32_t ii) {
+  const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(m->inst[ii].op);
+  if (!d || !(d->flags & CLDM_SPIRV_OPF_RESULT))
+    return 0;
+  return (d->flags & CLDM_SPIRV_OPF_TYPE) ? 2 : 1;
+}
+
 unsigned cldm_spirv_section_of(const cldm_spirv_module *m, uint32_t ii) {
   unsigned s = 0;
   while (s + 1 < CLDM_SPIRV_SEC_COUNT && m->sec[s + 1] <= ii)

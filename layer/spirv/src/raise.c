@@ -102,7 +102,9 @@ cldm_spirv_status cldm_spirv_raise(const void *bytes, size_t size, void **out, s
     goto done;
   }
   if (!st)
-    st = cldm_spirv_check(&m, err);
+    st = cldm_spirv_detect_module_rules(&m, err);
+  if (!st)
+    st = cldm_spirv_check(&m, d.drop, err);
   if (!st)
     st = cldm_spirv_detect_sites(&m, &d, err);
   if (!st)
@@ -110,6 +112,12 @@ cldm_spirv_status cldm_spirv_raise(const void *bytes, size_t size, void **out, s
   if (st)
     goto done;
   uint32_t set = d.set_id ? d.set_id : m.bound;
+  if (set == m.bound && m.bound + 1 > CLDM_SPIRV_MAX_BOUND) {
+    st = cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, 3,
+                         "the raised module would need id bound %u, more than the supported %u",
+                         m.bound + 1, CLDM_SPIRV_MAX_BOUND);
+    goto done;
+  }
   emit_sections(&o, &m, &d, set);
   emit_functions(&o, &m, &d, set);
   cldm_spirv_out_fix_linkage(&o);

@@ -21,41 +21,27 @@
 
 uint32_t cldm_spirv_rewrite_type(cldm_spirv_rewrite *r, uint32_t opcode, const uint32_t *ops,
                                  size_t n) {
-  uint32_t key[8];
-  if (n + 1 > sizeof key / sizeof *key) {
-    /* function types can be long: build on the heap */
-    uint32_t *k = malloc((n + 1) * sizeof *k);
-    if (!k) {
-      r->globals->failed = 1;
-      return 0;
-    }
-    k[0] = opcode | (uint32_t)(n + 1) << 16;
-    memcpy(k + 1, ops, n * sizeof *ops);
-    uint32_t id = cldm_spirv_typetab_find(r->tt, k, n + 1);
-    if (!id) {
-      id = (*r->next_id)++;
-      if (cldm_spirv_typetab_add(r->tt, k, n + 1, id))
-        r->globals->failed = 1;
-      size_t at = cldm_spirv_buf_begin(r->globals, opcode);
-      cldm_spirv_buf_push(r->globals, id);
-      cldm_spirv_buf_push_n(r->globals, ops, n);
-      cldm_spirv_buf_end(r->globals, at);
-    }
-    free(k);
-    return id;
+  uint32_t small[8];
+  uint32_t *key = n + 1 <= sizeof small / sizeof *small ? small : malloc((n + 1) * sizeof *key);
+  if (!key) {
+    r->globals->failed = 1;
+    return 0;
   }
   key[0] = opcode | (uint32_t)(n + 1) << 16;
-  memcpy(key + 1, ops, n * sizeof *ops);
+  if (n)
+    memcpy(key + 1, ops, n * sizeof *ops);
   uint32_t id = cldm_spirv_typetab_find(r->tt, key, n + 1);
-  if (id)
-    return id;
-  id = (*r->next_id)++;
-  if (cldm_spirv_typetab_add(r->tt, key, n + 1, id))
-    r->globals->failed = 1;
-  size_t at = cldm_spirv_buf_begin(r->globals, opcode);
-  cldm_spirv_buf_push(r->globals, id);
-  cldm_spirv_buf_push_n(r->globals, ops, n);
-  cldm_spirv_buf_end(r->globals, at);
+  if (!id) {
+    id = (*r->next_id)++;
+    if (cldm_spirv_typetab_add(r->tt, key, n + 1, id))
+      r->globals->failed = 1;
+    size_t at = cldm_spirv_buf_begin(r->globals, opcode);
+    cldm_spirv_buf_push(r->globals, id);
+    cldm_spirv_buf_push_n(r->globals, ops, n);
+    cldm_spirv_buf_end(r->globals, at);
+  }
+  if (key != small)
+    free(key);
   return id;
 }
 

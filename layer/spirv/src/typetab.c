@@ -3,6 +3,9 @@
  * instruction without its result id. Linking uses it to unify the allocator's types and
  * constants with identical ones of the user's module (SPIR-V forbids duplicate non-aggregate
  * types); the rewrite uses it to find or create the few types and constants it needs.
+ * Structs are unified too when undecorated (identical members, no Offset/CPacked/...): SPIR-V
+ * would allow duplicates, but llvm-spirv's stand-ins for intrinsics returning structs
+ * (spirv.llvm_umul_with_overflow_*) must have one type to be shared (link.c).
  * Keys are copied into the table's own arena, so callers may pass temporaries.
  */
 #include <stdlib.h>
@@ -81,6 +84,7 @@ int cldm_spirv_typetab_unifiable(uint32_t opcode) {
   case SpvOpTypeVoid: case SpvOpTypeBool: case SpvOpTypeInt: case SpvOpTypeFloat:
   case SpvOpTypeVector: case SpvOpTypeMatrix: case SpvOpTypeImage: case SpvOpTypeSampler:
   case SpvOpTypeSampledImage: case SpvOpTypeArray: case SpvOpTypeRuntimeArray:
+  case SpvOpTypeStruct:
   case SpvOpTypePointer: case SpvOpTypeFunction: case SpvOpTypeEvent:
   case SpvOpTypeDeviceEvent: case SpvOpTypeReserveId: case SpvOpTypeQueue: case SpvOpTypePipe:
   case SpvOpTypePipeStorage: case SpvOpTypeNamedBarrier:

@@ -129,10 +129,14 @@ uint32_t *st_asm_ext(const char *text, size_t *size) {
 }
 
 int st_validate(const void *bytes, size_t size, char *msg, size_t cap) {
+  return st_validate_env(bytes, size, "opencl2.2", msg, cap);
+}
+
+int st_validate_env(const void *bytes, size_t size, const char *env, char *msg, size_t cap) {
   char *p = tmp_path(".spv");
   write_all(p, bytes, size);
   char cmd[1024], *out;
-  snprintf(cmd, sizeof cmd, "%s --target-env opencl2.2 %s", CLDM_SPIRV_VAL, p);
+  snprintf(cmd, sizeof cmd, "%s --target-env %s %s", CLDM_SPIRV_VAL, env, p);
   int rc = run(cmd, &out);
   if (msg && cap)
     snprintf(msg, cap, "%s", out);

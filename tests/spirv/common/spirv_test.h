@@ -29,6 +29,8 @@ uint32_t *st_asm(const char *text, size_t *size);
 uint32_t *st_asm_ext(const char *text, size_t *size);
 /* spirv-val --target-env opencl2.2: 0 if valid, else -1 with the message in msg. */
 int st_validate(const void *bytes, size_t size, char *msg, size_t cap);
+/* The same with another target environment (e.g. "spv1.4"). */
+int st_validate_env(const void *bytes, size_t size, const char *env, char *msg, size_t cap);
 /* Asserts validity, printing spirv-val's message and `what` otherwise. */
 void st_assert_valid(const void *bytes, size_t size, const char *what);
 /* Raises with the engine (asserts success). */

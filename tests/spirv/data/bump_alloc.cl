@@ -34,7 +34,8 @@ static global void *bump(global void *heap, size_t size, size_t align) {
     return 0;
   }
   global uchar *base = (global uchar *)heap;
-  size_t payload = ((size_t)off + 16 + align - 1) & ~(align - 1);
+  size_t addr = (size_t)base + off + 16; /* align the address, not the offset */
+  size_t payload = ((addr + align - 1) & ~(align - 1)) - (size_t)base;
   *(global uint *)(base + payload - 16) = (uint)size;
   atomic_inc(&h[HDR_MALLOCS]);
   return base + payload;

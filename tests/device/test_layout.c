@@ -1,0 +1,181 @@
+/*
+ * test_layout.c — host-only tests of the heap layout helpers (cldm_device.h) and of the
+ * size-class arithmetic shared with the device (cldm_heap_layout.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cldm_device.h"
+#include "cldm_heap_layout.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+/* Classes: strictly increasing multiples of 16 from 16 to 32 KiB; class_of picks the smallest
+ * class that holds the size, for every size; at most 1/8 of a class is rounding (above 128 B). */
+static void test_classes(void **state) {
+  (void)state;
+  assert_int_equal(cldm_class_bytes(0), 16);
+  assert_int_equal(cldm_class_bytes(CLDM_NUM_CLASSES - 1), CLDM_MAX_CLASS_BYTES);
+  for (uint32_t c = 1; c < CLDM_NUM_CLASSES; c++) {
+    assert_true(cldm_class_bytes(c) > cldm_class_bytes(c - 1));
+    assert_int_equal(cldm_class_bytes(c) % 16, 0);
+    if (cldm_class_bytes(c - 1) >= 128) /* step <= 1/8 of the class below */
+      assert_true(cldm_class_bytes(c) - cldm_class_bytes(c - 1) <= cldm_class_bytes(c - 1) / 8);
+  }
+  for (uint32_t size = 1; size <= CLDM_MAX_CLASS_BYTES; size++) {
+    uint32_t c = cldm_class_of(size);
+    assert_true(c < CLDM_NUM_CLASSES);
+    assert_true(cldm_class_bytes(c) >= size);
+    if (c > 0)
+      assert_true(cldm_class_bytes(c - 1) < size);
+  }
+  for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+    uint32_t slots = cldm_class_slots(c);
+    assert_true(slots >= 2 && slots <= CLDM_SLOTS_PER_PAGE_MAX);
+    assert_true((uint64_t)slots * cldm_class_bytes(c) <= CLDM_PAGE_BYTES);
+    /* slab pages of classes up to 4 KiB waste < 4 % of the page */
+    if (cldm_class_bytes(c) <= 4096)
+      assert_true((uint64_t)slots * cldm_class_bytes(c) * 100 >= 96ull * CLDM_PAGE_BYTES);
+  }
+  for (uint32_t x = 1; x < 100000; x++) { /* the shared log2 */
+    uint32_t l = cldm_log2_floor(x);
+    assert_true((1u << l) <= x && (l == 31 || x < (2u << l)));
+  }
+}
+
+/* Sizes: usable = requested rounded down to pages, clamped; buffer = usable + metadata. */
+static void test_sizes(void **state) {
+  (void)state;
+  assert_int_equal(cldm_heap_min_size(), MiB);
+  assert_int_equal(cldm_heap_usable_size(8 * MiB), 8 * MiB);
+  assert_int_equal(cldm_heap_usable_size(8 * MiB + 65535), 8 * MiB);
+  assert_int_equal(cldm_heap_usable_size(8 * MiB + 65536), 8 * MiB + 65536);
+  assert_int_equal(cldm_heap_usable_size(1000), MiB);
+  assert_int_equal(cldm_heap_usable_size(1ull << 40), cldm_heap_max_size());
+  assert_int_equal(cldm_heap_max_size(), 64 * GiB - 65536);
+  uint64_t prev = 0;
+  for (uint64_t req = MiB; req <= 16 * GiB; req = req * 3 / 2 + 4096) {
+    uint64_t usable = cldm_heap_usable_size(req), buf = cldm_heap_buffer_size(req);
+    assert_true(buf > usable);
+    assert_true(buf - usable <= usable / 100 + 32768); /* metadata about 0.8 % + 16 KiB */
+    assert_true(buf >= prev);
+    prev = buf;
+    size_t image = cldm_heap_image_size(buf);
+    assert_true(image >= CLDM_HEADER_BYTES && image < buf - usable);
+    /* the buffer size maps back to the same heap */
+    unsigned char *img = malloc(image);
+    assert_non_null(img);
+    assert_int_equal(cldm_heap_image_write(buf, img, image), 0);
+    cldm_heap_header h;
+    memcpy(&h, img, sizeof h);
+    assert_int_equal(h.usable_bytes, usable);
+    assert_int_equal(h.num_pages, usable / CLDM_PAGE_BYTES);
+    assert_int_equal(h.pages_offset % CLDM_PAGES_ALIGN, 0);
+    assert_true(h.pages_offset + usable <= buf);
+    assert_true(h.bitmaps_offset + (uint64_t)h.num_pages * CLDM_SLOT_BITMAP_BYTES <=
+                h.pages_offset);
+    assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
+    assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
+    assert_true(h.hints_offset + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS <= h.descs_offset);
+    assert_int_equal(h.image_bytes, image);
+    free(img);
+  }
+  /* a buffer too small for the minimum heap */
+  assert_int_equal(cldm_heap_image_size(cldm_heap_buffer_size(MiB) - 1), 0);
+  assert_int_equal(cldm_heap_image_size(MiB), 0);
+}
+
+/* The image: header fields, everything else zero except pool bits past the last page. */
+static void test_image(void **state) {
+  (void)state;
+  uint64_t buf = cldm_heap_buffer_size(8 * MiB + 5 * 65536); /* 133 pages: a partial pool word */
+  size_t n = cldm_heap_image_size(buf);
+  unsigned char *img = malloc(n + 64);
+  assert_non_null(img);
+  memset(img, 0xAB, n + 64);
+  assert_int_equal(cldm_heap_image_write(buf, img, n - 1), -1); /* dst too small */
+  assert_int_equal(cldm_heap_image_write(MiB, img, n), -1);      /* below the minimum */
+  assert_int_equal(cldm_heap_image_write(buf, NULL, n), -1);
+  assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
+  assert_int_equal(img[n], 0xAB); /* nothing written past the image */
+  cldm_heap_header h;
+  memcpy(&h, img, sizeof h);
+  assert_int_equal(h.magic, CLDM_HEAP_MAGIC);
+  assert_int_equal(h.layout_version, CLDM_HEAP_LAYOUT_VERSION);
+  assert_int_equal(h.page_bytes, CLDM_PAGE_BYTES);
+  assert_int_equal(h.num_pages, 133);
+  assert_int_equal(h.num_classes, CLDM_NUM_CLASSES);
+  assert_int_equal(h.hints_per_class, CLDM_HINTS_PER_CLASS);
+  assert_int_equal(h.buffer_bytes, buf);
+  assert_int_equal(h.pool_words, 5);
+  assert_int_equal(h.use_units, 0);
+  assert_int_equal(h.failed_lo | h.failed_hi | h.invalid_lo | h.invalid_hi | h.peak_units, 0);
+  for (size_t i = CLDM_HEADER_BYTES; i < n; i++) {
+    if (i >= h.pool_offset + 16 && i < h.pool_offset + 20) /* last pool word: pages 128..159 */
+      continue;
+    assert_int_equal(img[i], 0);
+  }
+  uint32_t last;
+  memcpy(&last, img + h.pool_offset + 16, 4);
+  assert_int_equal(last, ~0u << 5); /* pages 133.. do not exist: taken */
+  free(img);
+}
+
+/* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), bad headers refused. */
+static void test_stats_decode(void **state) {
+  (void)state;
+  uint64_t buf = cldm_heap_buffer_size(8 * MiB);
+  size_t n = cldm_heap_image_size(buf), span = cldm_heap_stats_span(buf);
+  assert_true(span >= sizeof(cldm_heap_header) && span <= n);
+  unsigned char *img = malloc(n);
+  assert_non_null(img);
+  assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
+  cldm_heap_stats s;
+  assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
+  assert_int_equal(s.size, 8 * MiB);
+  assert_int_equal(s.bytes_in_use | s.peak_bytes_in_use | s.live_allocations |
+                   s.failed_allocations | s.invalid_frees, 0);
+  cldm_heap_header h;
+  memcpy(&h, img, sizeof h);
+  h.use_units = 100;
+  h.use_live = 7;
+  h.peak_units = 0xFFFFFFFFu;
+  h.failed_lo = 5;
+  h.failed_hi = 2;
+  h.invalid_lo = 0xFFFFFFFFu;
+  h.invalid_hi = 0;
+  memcpy(img, &h, sizeof h);
+  assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
+  assert_int_equal(s.bytes_in_use, 1600);
+  assert_int_equal(s.live_allocations, 7);
+  assert_int_equal(s.peak_bytes_in_use, 0xFFFFFFFFull * 16);
+  assert_int_equal(s.failed_allocations, (2ull << 32) + 5);
+  assert_int_equal(s.invalid_frees, 0xFFFFFFFFull);
+  assert_int_equal(cldm_heap_stats_decode(img, span - 1, &s), -1);
+  assert_int_equal(cldm_heap_stats_decode(NULL, span, &s), -1);
+  h.layout_version++;
+  memcpy(img, &h, sizeof h);
+  assert_int_equal(cldm_heap_stats_decode(img, span, &s), -1);
+  h.layout_version--;
+  h.magic ^= 1;
+  memcpy(img, &h, sizeof h);
+  assert_int_equal(cldm_heap_stats_decode(img, span, &s), -1);
+  free(img);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_classes),
+      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_image),
+      cmocka_unit_test(test_stats_decode),
+  };
+  return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);
+}

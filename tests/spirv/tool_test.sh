@@ -1,0 +1,121 @@
+#!/bin/sh
+# tool_test.sh TOOL DATA_DIR SPIRV_VAL — tests of the cldm-spirv command-line tool
+# (tools/cldm-spirv): each command, its output, exit codes (0 ok, 1 rejected, 2 usage, 3 I/O,
+# 4 allocator) and messages. Prints one line per check; fails if any check failed.
+set -u
+tool=$1 data=$2 val=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# check NAME EXPECTED_EXIT COMMAND...: output (stdout+stderr) in $tmp/out
+check() {
+  name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>&1
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, expected $want"
+    sed 's/^/    /' "$tmp/out"
+    fails=$((fails + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+# expect NAME TEXT: the last check's output contains TEXT
+expect() {
+  if ! grep -qF -- "$2" "$tmp/out"; then
+    echo "FAIL $1: output lacks: $2"
+    sed 's/^/    /' "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+
+check no-command 2 "$tool"
+expect no-command "no command given"
+check unknown-command 2 "$tool" frobnicate "$data/alloc64.spv"
+expect unknown-command "unknown command 'frobnicate'"
+check unknown-option 2 "$tool" lower --bogus "$data/alloc64.spv"
+expect unknown-option "unknown option --bogus"
+check no-input 2 "$tool" info
+expect no-input "no input file"
+check help 0 "$tool" --help
+expect help "usage: cldm-spirv COMMAND"
+check missing-input 3 "$tool" info "$tmp/nope.spv"
+expect missing-input "cannot open $tmp/nope.spv"
+
+check info 0 "$tool" info "$data/helper_two_kernels.O0.spir64.spv"
+expect info "allocates: yes (forms: Import-linkage)"
+expect info "kernels: 4"
+expect info "k_helper_a: 2 arguments, allocates, heap is hidden argument 2"
+expect info "k_plain: 2 arguments, does not allocate"
+check info-32 0 "$tool" info "$data/alloc32.ext.spv"
+expect info-32 "addressing: Physical32"
+expect info-32 "forms: OpExtInst SPV_EXT_device_malloc"
+
+check lower 0 "$tool" lower --allocator "$data/bump_alloc.spir64.spv" -o "$tmp/low.spv" \
+  "$data/kernel_alloc.O0.spir64.spv"
+check lower-validates 0 "$val" --target-env opencl2.2 "$tmp/low.spv"
+check lower-info 0 "$tool" info "$tmp/low.spv"
+expect lower-info "allocates: no"
+expect lower-info "k_malloc: 3 arguments, does not allocate"
+check lower-stdout 0 sh -c "'$tool' lower --allocator '$data/bump_alloc.spir64.spv' -o - \
+  '$data/kernel_alloc.O0.spir64.spv' > '$tmp/low2.spv'"
+check lower-stdout-same 0 cmp "$tmp/low.spv" "$tmp/low2.spv"
+check lower-both-widths 0 "$tool" lower --allocator "$data/bump_alloc.spir.spv" \
+  --allocator "$data/bump_alloc.spir64.spv" -o "$tmp/low32.spv" "$data/alloc32.ext.spv"
+check lower-32-validates 0 "$val" --target-env opencl2.2 "$tmp/low32.spv"
+
+# a module that does not allocate is written unchanged
+check unchanged 0 "$tool" lower --allocator "$data/bump_alloc.spir64.spv" -o "$tmp/same.spv" \
+  "$tmp/low.spv"
+expect unchanged "does not allocate; written unchanged"
+check unchanged-bytes 0 cmp "$tmp/low.spv" "$tmp/same.spv"
+
+check raise 0 "$tool" raise -o "$tmp/ext.spv" "$data/alloc64.spv"
+check dis 0 "$tool" dis --malloc-only "$tmp/ext.spv"
+expect dis "OpExtInstImport \"SPV_EXT_device_malloc\""
+expect dis " calloc "
+check dis-full 0 "$tool" dis -o "$tmp/ext.txt" "$tmp/ext.spv"
+check dis-file 0 grep -q "OpMemoryModel Physical64 OpenCL" "$tmp/ext.txt"
+
+# rejected modules: exit 1, message with the word offset
+printf 'not a SPIR-V module.' > "$tmp/bad.spv"
+check malformed 1 "$tool" lower --allocator "$data/bump_alloc.spir64.spv" -o "$tmp/x.spv" \
+  "$tmp/bad.spv"
+expect malformed "cldm-spirv: $tmp/bad.spv: E_MALFORMED: word 0: bad magic number 0x20746f6e"
+head -c 30 "$data/alloc64.spv" > "$tmp/trunc.spv"
+check truncated 1 "$tool" info "$tmp/trunc.spv"
+expect truncated "E_MALFORMED: word 7: module size 30 bytes is not a multiple of 4 (truncated?)"
+check rejected-raise 1 "$tool" raise -o "$tmp/x.spv" "$tmp/bad.spv"
+
+# allocator problems: exit 4
+check bad-allocator 4 "$tool" lower --allocator "$tmp/bad.spv" -o "$tmp/x.spv" \
+  "$data/alloc64.spv"
+expect bad-allocator "allocator $tmp/bad.spv: word 0: bad magic number"
+check wrong-allocator 4 "$tool" lower --allocator "$data/alloc64.spv" -o "$tmp/x.spv" \
+  "$data/alloc64.spv"
+expect wrong-allocator "E_ALLOCATOR: word 48: allocator module: imports \"malloc\"; it must be self-contained"
+
+# I/O
+check unwritable 3 "$tool" raise -o "$tmp/no/such/dir/x.spv" "$data/alloc64.spv"
+expect unwritable "cannot create $tmp/no/such/dir/x.spv"
+
+# the built-in allocator (device/), when the tool was linked with it
+if "$tool" --help | grep -q "built-in allocator"; then
+  check builtin 0 "$tool" lower -o "$tmp/b.spv" "$data/helper_two_kernels.O0.spir64.spv"
+  check builtin-validates 0 "$val" --target-env opencl2.2 "$tmp/b.spv"
+  check builtin-cl12 0 "$tool" lower --features none -o "$tmp/b12.spv" "$data/alloc32.spv"
+  check builtin-cl12-validates 0 "$val" --target-env opencl2.2 "$tmp/b12.spv"
+  check bad-feature 2 "$tool" lower --features warp -o "$tmp/x.spv" "$data/alloc64.spv"
+  expect bad-feature "unknown feature 'warp'"
+else
+  check no-allocator 4 "$tool" lower -o "$tmp/x.spv" "$data/alloc64.spv"
+  expect no-allocator "give an allocator module with --allocator FILE.spv"
+fi
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
