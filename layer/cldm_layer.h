@@ -136,10 +136,9 @@ typedef struct cldm_heap_binding {
   cl_mem buf;
 } cldm_heap_binding;
 
-/* The heap of (context, device), created and initialised on `queue` if it does not exist.
+/* The heap of (context, device), created and initialised (blocking) if it does not exist.
  * CL_OUT_OF_RESOURCES (and a logged reason) if it cannot be created. */
-cl_int cldm_heap_acquire(cl_command_queue queue, cl_context context, cl_device_id device,
-                         cldm_heap_binding *binding);
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding);
 /* Sets argument `index` of `kernel` to the heap. */
 cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *binding);
 /* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
@@ -208,6 +207,9 @@ cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
 /* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 
 void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d);
+/* Handles to `context` the application holds (created + retained - released through the
+ * layer; every context is created through it, since loaders initialise layers first). */
+cl_uint cldm_context_app_refs(cl_context context);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

@@ -22,7 +22,7 @@ static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_k
   if (err != CL_SUCCESS)
     return CL_INVALID_COMMAND_QUEUE;
   cldm_heap_binding binding;
-  err = cldm_heap_acquire(queue, context, device, &binding);
+  err = cldm_heap_acquire(context, device, &binding);
   if (err != CL_SUCCESS)
     return err;
   return cldm_heap_bind(kernel, rec->heap_arg_index, &binding);

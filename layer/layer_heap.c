@@ -11,11 +11,16 @@
  * heap), and a device-side copy of the image ("pristine") lets clEnqueueResetDeviceHeapEXT
  * be an ordinary non-blocking copy command.
  *
- * Lifetime: the heap's memory objects hold references on the context (drivers retain it), so
- * the context can only die once they are gone. Each heap records how many references it
- * holds; after any release of an object of a context that has heaps (layer_lifetime.c), when
- * the context's reference count equals those references, nobody but the layer can reach the
- * context any more and its heaps are freed, which lets the driver destroy it.
+ * Lifetime: the heap's memory objects and its internal queue hold references on the context
+ * (drivers retain it), so the context can only die once they are gone; and drivers such as
+ * pocl keep each memory object's last command event, which holds the queue that ran it, which
+ * holds the context. The layer therefore watches the application: once it has released every
+ * handle to the context it created (layer_lifetime.c counts them), each release of an object
+ * of that context "detaches" the heaps (a tiny blocking read of each heap object on the heap's
+ * internal queue, so their last events belong to that queue, not to the application's queues)
+ * and compares the context's reference count with the references the heaps hold. When they
+ * are equal, nothing of the application's can reach the context any more: the heaps are
+ * freed, and the driver destroys the context as usual.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +35,10 @@ typedef struct cldm_heap {
   int svm;                  /* memory kind: 1 SVM, 0 buffer */
   void *svm_ptr, *svm_pristine;
   cl_mem buf, pristine;
+  cl_command_queue queue;   /* internal queue: initialisation and detaching */
   uint64_t buffer_bytes;    /* size of the heap memory, bytes */
   size_t image_size;        /* bytes of the initial image (prefix of the heap) */
-  cl_uint context_refs;     /* references the heap's objects hold on the context */
+  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
 } cldm_heap;
 
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +90,8 @@ static void cldm_heap_free_memory(cldm_heap *h)
     if (h->pristine)
       cldm_next->clReleaseMemObject(h->pristine);
   }
+  if (h->queue)
+    cldm_next->clReleaseCommandQueue(h->queue);
 }
 
 /* Allocates the heap's memory objects (the pristine image is filled at creation for
@@ -91,6 +99,11 @@ static void cldm_heap_free_memory(cldm_heap *h)
 static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
 {
   cl_int err = CL_SUCCESS;
+  h->queue = CLDM_NEXT_HAS(clCreateCommandQueueWithProperties)
+                 ? cldm_next->clCreateCommandQueueWithProperties(h->context, h->device, NULL, &err)
+                 : cldm_next->clCreateCommandQueue(h->context, h->device, 0, &err);
+  if (err != CL_SUCCESS)
+    return err;
   if (h->svm) {
     h->svm_ptr = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->buffer_bytes, 0);
     h->svm_pristine = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->image_size, 0);
@@ -103,10 +116,11 @@ static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
   return err;
 }
 
-/* Writes the image into the heap (and the SVM pristine copy) with blocking commands on
- * `queue`: no kernel anywhere can see the heap before it is initialised. */
-static cl_int cldm_heap_write_image(cldm_heap *h, cl_command_queue queue, const void *image)
+/* Writes the image into the heap (and the SVM pristine copy) with blocking commands on the
+ * heap's internal queue: no kernel anywhere can see the heap before it is initialised. */
+static cl_int cldm_heap_write_image(cldm_heap *h, const void *image)
 {
+  cl_command_queue queue = h->queue;
   if (!h->svm)
     return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->image_size, image, 0,
                                            NULL, NULL);
@@ -121,8 +135,7 @@ static cl_int cldm_heap_write_image(cldm_heap *h, cl_command_queue queue, const 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
 
 /* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
-static cl_int cldm_heap_create(cl_command_queue queue, cl_context context, cl_device_id device,
-                               cldm_heap **out)
+static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out)
 {
   size_t setting = cldm_device_heap_size(device);
   cldm_heap *h = calloc(1, sizeof(*h));
@@ -141,7 +154,7 @@ static cl_int cldm_heap_create(cl_command_queue queue, cl_context context, cl_de
     err = cldm_heap_alloc_memory(h, image);
     h->context_refs = cldm_context_refcount(context) - before;
     if (err == CL_SUCCESS)
-      err = cldm_heap_write_image(h, queue, image);
+      err = cldm_heap_write_image(h, image);
   }
   free(image);
   if (err != CL_SUCCESS) {
@@ -175,12 +188,11 @@ static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b)
   b->buf = h->buf;
 }
 
-cl_int cldm_heap_acquire(cl_command_queue queue, cl_context context, cl_device_id device,
-                         cldm_heap_binding *binding)
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding)
 {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
-  cl_int err = h ? CL_SUCCESS : cldm_heap_create(queue, context, device, &h);
+  cl_int err = h ? CL_SUCCESS : cldm_heap_create(context, device, &h);
   if (err == CL_SUCCESS)
     cldm_heap_binding_of(h, binding);
   pthread_mutex_unlock(&cldm_heaps_lock);
@@ -313,17 +325,41 @@ static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
   }
 }
 
-/* Frees the heaps of `context` if, after `pending` more releases by the caller, only the
- * heaps' own references would remain. */
+/* Makes the last command event of each heap object one of the heap's internal queue (see the
+ * header): a blocking 16-byte read of each. Caller holds the lock. */
+static void cldm_heap_detach(cl_context context)
+{
+  unsigned char scratch[16];
+  for (cldm_heap *h = cldm_heaps; h; h = h->next) {
+    if (h->context != context)
+      continue;
+    if (h->svm) {
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0, NULL, NULL);
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_pristine, sizeof(scratch), 0, NULL, NULL);
+    } else {
+      cldm_next->clEnqueueReadBuffer(h->queue, h->buf, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
+      cldm_next->clEnqueueReadBuffer(h->queue, h->pristine, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
+    }
+  }
+}
+
+/* Frees the heaps of `context` if the application holds no handle to it any more and, after
+ * `pending` more releases by the caller, only the heaps' own references would remain. */
 static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
 {
-  if (!cldm_heaps_exist())
+  if (!cldm_heaps_exist() || cldm_context_app_refs(context) > pending)
     return;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
   cl_uint ours = cldm_heap_context_refs(context);
-  if (ours && cldm_context_refcount(context) == ours + pending)
-    cldm_heap_unlink_context(context, &dead);
+  if (ours) {
+    cldm_heap_detach(context);
+    cl_uint refs = cldm_context_refcount(context);
+    cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
+             (void *)context, refs, ours, pending);
+    if (refs == ours + pending)
+      cldm_heap_unlink_context(context, &dead);
+  }
   pthread_mutex_unlock(&cldm_heaps_lock);
   cldm_heap_destroy_list(dead, 1);
 }
