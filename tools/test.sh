@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # tools/test.sh — README's test command: sets up dependencies, builds, and runs the whole test
-# suite with ctest (unit tests, end-to-end tests on pocl 6.0 under ocl-icd and the Khronos
-# loader, the bounded fuzzer run). Extra arguments go to ctest (e.g. -R layer).
+# suite with ctest: unit tests, end-to-end tests on pocl 6.0 under ocl-icd and the Khronos
+# loader, the bounded fuzzer run; then the layer's end-to-end tests again in an ASan+UBSan
+# build (build-asan/; pocl's own leaks suppressed, ours not). Extra arguments go to the first
+# ctest run only and skip the ASan stage (e.g. tools/test.sh -R layer). CLDM_SKIP_ASAN=1 skips
+# it too.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/tools/build.sh"
 build=${CLDM_BUILD_DIR:-$root/build}
-cd "$build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+jobs=$(nproc)
+(cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+if [ $# -gt 0 ] || [ -n "${CLDM_SKIP_ASAN:-}" ]; then
+  exit 0
+fi
+echo "== ASan + UBSan configuration (build-asan/)"
+asan=${CLDM_ASAN_BUILD_DIR:-$root/build-asan}
+CLDM_BUILD_DIR=$asan "$root/tools/build.sh" -DCLDM_ASAN=ON -DCLDM_BUILD_FUZZER=OFF
+cd "$asan"
+ctest --output-on-failure -j "$jobs" -L unit
+ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example'
