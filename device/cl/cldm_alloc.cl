@@ -37,9 +37,10 @@
  *   claims from the pool on demand; a page returns to the pool when its last slot is freed.
  *   Larger requests take runs of whole pages from the pool (cldm_large.clh).
  * - Slab allocation reserves a slot by an atomic add on the page descriptor's count, then sets
- *   a bit of the page's slot bitmap with an atomic or, starting at a hashed word and bit
+ *   a bit of the page's slot bitmap with an atomic or, starting at the bit named by the count it
+ *   saw (its "ticket": concurrent reservers hold distinct tickets, so they go to distinct bits)
  *   (cldm_slab.clh). Per class, 16 hint slots name pages to try first; callers start at a
- *   hashed slot, so concurrent callers spread over pages, words and bits.
+ *   hashed slot, so concurrent callers spread over pages.
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
  *   work-item must finish (work-items of a pocl work-group run one after another on one thread,

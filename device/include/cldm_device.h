@@ -90,11 +90,13 @@ size_t cldm_heap_image_size(uint64_t buffer_bytes);
  * Returns 0, or -1 if buffer_bytes is below the minimum or dst_size is too small. */
 int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size);
 
-/* Bytes at offset 0 of the heap buffer the host reads to decode statistics. */
+/* Bytes at offset 0 of the heap buffer the host reads to decode statistics: the header and the
+ * page descriptors (4 bytes per 64 KiB page; 5 KiB for the default 8 MiB heap). */
 size_t cldm_heap_stats_span(uint64_t buffer_bytes);
 
-/* Decodes statistics from `span` bytes read at offset 0. Returns 0, or -1 if the bytes are not
- * a heap of this layout version (bad magic/version) or span is too small. */
+/* Decodes statistics from `span` bytes read at offset 0 (after the kernels that use the heap
+ * completed: counts read while kernels run are approximate, spec 1.3). Returns 0, or -1 if the
+ * bytes are not a heap of this layout version (bad magic/version) or span is too small. */
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out);
 
 #ifdef __cplusplus

@@ -550,7 +550,7 @@ static void test_realloc_keeps(void **state) {
   assert_int_equal(check_disjoint(&heap, offs, news, N), N);
   assert_stats(&heap, bytes, N, 0, 0);
   /* invalid pointers: interior of a live allocation, a freed one */
-  uint64_t bad[2] = {offs[0] + 16, offs[1]};
+  uint64_t bad[2] = {offs[3] + 16, offs[1]}; /* inside a 4 KiB slot; freed */
   uint32_t bad_old[2] = {0, 0}, bad_new[2] = {64, 64};
   run_free_offs(&heap, &offs[1], 1);
   run_realloc(&heap, bad, bad_old, bad_new, 2, &errors);
@@ -597,7 +597,7 @@ static void test_invalid_frees(void **state) {
       300,                                  /* metadata */
       pages - 16,                           /* just before the first page */
       pages + heap.usable_bytes,            /* just past the last page */
-      pages + heap.usable_bytes - 65536,    /* a page nobody took (top of the pool) */
+      pages + 64 * 65536ull,                /* a page nobody took (middle of the pool) */
       (uint64_t)0 - 4096,                   /* below the heap */
   };
   enum { NB = sizeof bad / sizeof bad[0] };
