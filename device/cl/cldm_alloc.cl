@@ -66,33 +66,52 @@
 #include "cldm_slab.clh"
 #include "cldm_large.clh"
 
-/* ---- helpers ----------------------------------------------------------------------------- */
+/* ---- allocation and free, without statistics ----------------------------------------- */
+
+#define CLDM_CLASS_LARGE 0xFFFFu      /* request served by a run of pages */
+#define CLDM_CLASS_NONE 0xFFFFFFFFu   /* no request (size 0) */
 
 /* Start positions for one call: mixes the request with the heap's use counter, which changes
  * with every allocation and free (work-items of a pocl work-group, run one after another,
- * see different values; slot and bit positions are further spread by the reservation count). */
+ * see different values; slot positions are further spread by reservation tickets). */
 static inline uint cldm_seed(const cldm_heap *h, size_t size, uint align) {
   uint use = cldm_load_relaxed(h->hdr + CLDM_HDR_WORD_USE_UNITS); /* relaxed: a seed only */
   return cldm_hash(use ^ ((uint)size * 0x9E3779B9u) ^ (align << 24));
 }
 
-/* Allocates `size` > 0 bytes aligned to `align` (power of two, 16 <= align <= page size). */
-static inline global void *cldm_alloc(const cldm_heap *h, size_t size, uint align) {
+/* The class serving `size` > 0 bytes aligned to `align` (power of two, 16 <= align <= page
+ * size), or CLDM_CLASS_LARGE. A class serves an alignment if its size is a multiple of it and
+ * the pages start aligned (absolute address: the heap base's alignment counts). */
+static inline uint cldm_class_for(const cldm_heap *h, size_t size, uint align) {
+  bool pages_aligned = ((uint)(size_t)h->pages & (align - 1u)) == 0u;
+  if (size > CLDM_MAX_CLASS_BYTES || align > CLDM_MAX_CLASS_BYTES || !pages_aligned)
+    return CLDM_CLASS_LARGE;
+  uint c = cldm_class_of((uint)size > align ? (uint)size : align);
+  while (cldm_class_bytes(c) & (align - 1u)) /* ends at a power-of-two class */
+    c++;
+  return c;
+}
+
+/* Allocates `size` > 0 bytes aligned to `align`; *units = granules held (0 with NULL). */
+static inline global void *cldm_alloc_raw(const cldm_heap *h, size_t size, uint align,
+                                          uint *units) {
+  uint c = cldm_class_for(h, size, align);
   global void *p = 0;
-  bool slab_aligned = align <= CLDM_GRANULE_BYTES || ((uint)(size_t)h->pages & (align - 1u)) == 0u;
-  if (size <= CLDM_MAX_CLASS_BYTES && align <= CLDM_MAX_CLASS_BYTES && slab_aligned) {
-    uint c = cldm_class_of((uint)size > align ? (uint)size : align);
-    while (cldm_class_bytes(c) & (align - 1u)) /* ends at a power-of-two class */
-      c++;
+  *units = 0u;
+  if (c != CLDM_CLASS_LARGE) {
     p = cldm_slab_alloc(h, c, cldm_seed(h, size, align));
-  } else {
-    ulong limit = (ulong)h->num_pages << CLDM_PAGE_SHIFT;
-    ulong need = (ulong)size + (align > CLDM_GRANULE_BYTES ? align - CLDM_GRANULE_BYTES : 0u);
-    if ((ulong)size <= limit && need <= limit)
-      p = cldm_large_alloc(h, (uint)((need + CLDM_PAGE_BYTES - 1u) >> CLDM_PAGE_SHIFT), align);
+    if (p)
+      *units = cldm_class_bytes(c) >> CLDM_GRANULE_SHIFT;
+    return p;
   }
-  if (!p)
-    cldm_stats_failed(h);
+  ulong limit = (ulong)h->num_pages << CLDM_PAGE_SHIFT;
+  ulong need = (ulong)size + (align > CLDM_GRANULE_BYTES ? align - CLDM_GRANULE_BYTES : 0u);
+  if ((ulong)size > limit || need > limit)
+    return 0;
+  uint pages = (uint)((need + CLDM_PAGE_BYTES - 1u) >> CLDM_PAGE_SHIFT);
+  p = cldm_large_alloc(h, pages, align);
+  if (p)
+    *units = pages << (CLDM_PAGE_SHIFT - CLDM_GRANULE_SHIFT);
   return p;
 }
 
@@ -106,13 +125,14 @@ typedef struct cldm_block {
 
 static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_block *b) {
   ulong off = (ulong)((size_t)ptr - (size_t)h->pages); /* below the pages: wraps to huge */
+  b->desc = 0u;
   if (off >= ((ulong)h->num_pages << CLDM_PAGE_SHIFT))
     return false;
   uint in_page = (uint)off & (CLDM_PAGE_BYTES - 1u);
   b->page = (uint)(off >> CLDM_PAGE_SHIFT);
   b->desc = cldm_load_relaxed(h->descs + b->page); /* relaxed: the RMW that frees decides */
   uint kind = cldm_desc_kind(b->desc);
-  if (kind >= 1u && kind <= CLDM_NUM_CLASSES) {
+  if (cldm_kind_is_slab(kind)) {
     uint bytes = cldm_class_bytes(kind - 1u);
     b->slot = in_page / bytes;
     b->bytes = bytes;
@@ -126,15 +146,15 @@ static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_bl
   return false;
 }
 
-/* Frees ptr != NULL; false if it was not a live allocation (counted by the caller). */
-static inline bool cldm_free_block(const cldm_heap *h, global void *ptr) {
+/* Frees ptr != NULL; returns the granules freed, 0 if ptr was not a live allocation. */
+static inline uint cldm_free_raw(const cldm_heap *h, global void *ptr) {
   cldm_block b;
   if (!cldm_block_find(h, ptr, &b))
-    return false;
+    return 0u;
   uint kind = cldm_desc_kind(b.desc);
   if (kind == CLDM_DESC_KIND_LARGE_HEAD)
     return cldm_large_free(h, b.page, b.desc);
-  return cldm_slab_free(h, b.page, kind - 1u, b.slot);
+  return cldm_slab_free(h, b.page, kind - 1u, b.slot) ? b.bytes >> CLDM_GRANULE_SHIFT : 0u;
 }
 
 static inline void cldm_zero(global void *p, size_t bytes) {
@@ -150,77 +170,149 @@ static inline void cldm_copy(global void *dst, const global void *src, size_t by
     d[i] = s[i];
 }
 
+/* ---- statistics and sub-group aggregation ------------------------------------------------ */
+
+#if CLDM_SUBGROUPS
+/* Sub-group variant: every exported function must be called by all work-items of the
+ * sub-group together (uniform control flow), as cl_khr_subgroups functions require. Lanes are
+ * numbered with a scan (no built-in variables in the module). */
+static inline uint cldm_lane(void) { return sub_group_scan_exclusive_add(1u); }
+#endif
+
+/* Applies one call's effect on the counters: granules allocated and freed, a failed
+ * allocation, an invalid free. The sub-group variant adds up the sub-group's calls and updates
+ * each counter once per sub-group. */
+static inline void cldm_account(const cldm_heap *h, uint alloc_units, uint free_units,
+                                uint failed, uint invalid) {
+#if CLDM_SUBGROUPS
+  alloc_units = sub_group_reduce_add(alloc_units);
+  free_units = sub_group_reduce_add(free_units);
+  failed = sub_group_reduce_add(failed);
+  invalid = sub_group_reduce_add(invalid);
+  if (cldm_lane() != 0u)
+    return;
+#endif
+  if (alloc_units)
+    cldm_stats_alloc(h, alloc_units);
+  if (free_units)
+    cldm_stats_free(h, free_units);
+  if (failed)
+    cldm_stats_failed(h, failed);
+  if (invalid)
+    cldm_stats_invalid_free(h, invalid);
+}
+
+/* malloc without statistics; in the sub-group variant, the lanes asking for the same class as
+ * lane 0 share one reservation (one atomic on one page descriptor for all of them). */
+static inline global void *cldm_malloc_raw(const cldm_heap *h, size_t size, uint *units) {
+  *units = 0u;
+#if CLDM_SUBGROUPS
+  uint c = size == 0u ? CLDM_CLASS_NONE : cldm_class_for(h, size, CLDM_GRANULE_BYTES);
+  uint lane = cldm_lane();
+  uint c0 = sub_group_broadcast(c, 0u);
+  uint same = c == c0 && c < CLDM_NUM_CLASSES;
+  uint want = sub_group_reduce_add(same);
+  uint rank = sub_group_scan_exclusive_add(same);
+  uint page = CLDM_NO_PAGE, ticket = 0u, granted = 0u;
+  if (lane == 0u && want > 1u) {
+    cldm_grant g = cldm_slab_acquire(h, c0, want, cldm_seed(h, size, CLDM_GRANULE_BYTES));
+    page = g.page;
+    ticket = g.ticket;
+    granted = g.count;
+  }
+  page = sub_group_broadcast(page, 0u);
+  ticket = sub_group_broadcast(ticket, 0u);
+  granted = sub_group_broadcast(granted, 0u);
+  if (same && rank < granted) {
+    global void *p = cldm_slab_take(h, page, c0, ticket + rank);
+    if (p) {
+      *units = cldm_class_bytes(c0) >> CLDM_GRANULE_SHIFT;
+      return p;
+    }
+  }
+#endif
+  return size == 0u ? 0 : cldm_alloc_raw(h, size, CLDM_GRANULE_BYTES, units);
+}
+
 /* ---- exported functions (LinkageAttributes Export) --------------------------------------- */
+/* Each computes its result without touching the counters, then calls cldm_account once (in
+ * the sub-group variant every work-item reaches it). */
 
 global void *cldm_malloc(global void *heap, size_t size) {
-  if (size == 0u)
-    return 0;
   cldm_heap h = cldm_heap_open(heap);
-  return cldm_alloc(&h, size, CLDM_GRANULE_BYTES);
+  uint units;
+  global void *p = cldm_malloc_raw(&h, size, &units);
+  cldm_account(&h, units, 0u, size != 0u && !p, 0u);
+  return p;
 }
 
 void cldm_free(global void *heap, global void *ptr) {
-  if (!ptr)
-    return;
   cldm_heap h = cldm_heap_open(heap);
-  if (!cldm_free_block(&h, ptr))
-    cldm_stats_invalid_free(&h);
+  uint units = ptr ? cldm_free_raw(&h, ptr) : 0u; /* free(NULL): nothing */
+  cldm_account(&h, 0u, units, 0u, ptr && !units);
 }
 
 global void *cldm_calloc(global void *heap, size_t count, size_t size) {
-  if (count == 0u || size == 0u)
-    return 0;
   cldm_heap h = cldm_heap_open(heap);
-  if (mul_hi(count, size) != 0u) { /* count * size overflows: no heap can hold it */
-    cldm_stats_failed(&h);
-    return 0;
-  }
-  size_t bytes = count * size;
-  global void *p = cldm_alloc(&h, bytes, CLDM_GRANULE_BYTES);
+  bool overflow = mul_hi(count, size) != 0u; /* count * size: no heap can hold it */
+  size_t bytes = overflow ? 0u : count * size;
+  uint units;
+  global void *p = cldm_malloc_raw(&h, bytes, &units);
   if (p)
     cldm_zero(p, bytes);
+  cldm_account(&h, units, 0u, (overflow || bytes != 0u) && !p, 0u);
   return p;
 }
 
 global void *cldm_realloc(global void *heap, global void *ptr, size_t size) {
-  if (!ptr)
-    return cldm_malloc(heap, size);
   cldm_heap h = cldm_heap_open(heap);
-  if (size == 0u) {
-    if (!cldm_free_block(&h, ptr))
-      cldm_stats_invalid_free(&h);
-    return 0;
-  }
+  global void *q = 0;
+  uint alloc_units = 0u, free_units = 0u, failed = 0u, invalid = 0u;
   cldm_block b;
-  bool live = cldm_block_find(&h, ptr, &b);
-  uint kind = cldm_desc_kind(b.desc);
-  if (live && kind != CLDM_DESC_KIND_LARGE_HEAD) { /* slab: is the slot taken? */
-    uint bits = cldm_load_relaxed(cldm_page_bitmap(&h, b.page) + (b.slot >> 5)); /* relaxed */
-    live = (bits >> (b.slot & 31u)) & 1u;
+  if (!ptr) { /* realloc(NULL, size) is malloc(size) */
+    if (size != 0u) {
+      q = cldm_alloc_raw(&h, size, CLDM_GRANULE_BYTES, &alloc_units);
+      failed = !q;
+    }
+  } else if (size == 0u) { /* frees ptr, returns NULL */
+    free_units = cldm_free_raw(&h, ptr);
+    invalid = !free_units;
+  } else if (!cldm_block_find(&h, ptr, &b) ||
+             (cldm_desc_kind(b.desc) != CLDM_DESC_KIND_LARGE_HEAD &&
+              !((cldm_load_relaxed(cldm_page_bitmap(&h, b.page) + (b.slot >> 5)) /* relaxed */
+                 >> (b.slot & 31u)) & 1u))) {
+    invalid = 1u; /* not a live allocation: NULL */
+  } else if (cldm_desc_kind(b.desc) != CLDM_DESC_KIND_LARGE_HEAD
+                 ? size <= CLDM_MAX_CLASS_BYTES &&
+                       cldm_class_of((uint)size) == cldm_desc_kind(b.desc) - 1u
+                 : size > CLDM_MAX_CLASS_BYTES && (ulong)size <= b.bytes &&
+                       (ulong)size + CLDM_PAGE_BYTES > b.bytes) {
+    q = ptr; /* same class, or still large with the same number of pages: stays */
+  } else {
+    q = cldm_alloc_raw(&h, size, CLDM_GRANULE_BYTES, &alloc_units);
+    if (!q) {
+      failed = 1u; /* ptr stays valid */
+    } else {
+      cldm_copy(q, ptr, (ulong)size < b.bytes ? size : (size_t)b.bytes);
+      free_units = cldm_free_raw(&h, ptr);
+      invalid = !free_units; /* freed by someone else meanwhile */
+    }
   }
-  if (!live) {
-    cldm_stats_invalid_free(&h);
-    return 0;
-  }
-  if (kind != CLDM_DESC_KIND_LARGE_HEAD) {
-    if (size <= CLDM_MAX_CLASS_BYTES && cldm_class_of((uint)size) == kind - 1u)
-      return ptr; /* same class: nothing to move */
-  } else if (size > CLDM_MAX_CLASS_BYTES && (ulong)size <= b.bytes &&
-             (ulong)size + CLDM_PAGE_BYTES > b.bytes) {
-    return ptr;   /* still large, same number of pages */
-  }
-  global void *q = cldm_alloc(&h, size, CLDM_GRANULE_BYTES);
-  if (!q)
-    return 0; /* ptr stays valid */
-  cldm_copy(q, ptr, (ulong)size < b.bytes ? size : (size_t)b.bytes);
-  if (!cldm_free_block(&h, ptr))
-    cldm_stats_invalid_free(&h); /* freed by someone else meanwhile */
+  cldm_account(&h, alloc_units, free_units, failed, invalid);
   return q;
 }
 
 global void *cldm_aligned_alloc(global void *heap, size_t align, size_t size) {
-  if (size == 0u || align == 0u || (align & (align - 1u)) != 0u || align > CLDM_PAGE_BYTES)
-    return 0; /* not a valid request (spec 2.1): not counted as a failure */
   cldm_heap h = cldm_heap_open(heap);
-  return cldm_alloc(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align);
+  /* a zero size or an alignment that is not a power of two up to the page size is not a
+   * valid request (spec 2.1): NULL, not counted as a failure */
+  bool valid =
+      size != 0u && align != 0u && (align & (align - 1u)) == 0u && align <= CLDM_PAGE_BYTES;
+  uint units = 0u;
+  global void *p = 0;
+  if (valid)
+    p = cldm_alloc_raw(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align,
+                       &units);
+  cldm_account(&h, units, 0u, valid && !p, 0u);
+  return p;
 }

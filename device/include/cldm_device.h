@@ -37,6 +37,10 @@ enum {
   CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
   CLDM_DEVICE_FEATURE_GENERIC_AS = 1u << 3,    /* generic address space */
+  /* Not a device feature but a promise of the caller: every call of the allocator is made by
+   * all work-items of the sub-group together (uniform control flow), as cl_khr_subgroups
+   * functions require. Only with it may a sub-group-aggregated variant be selected. */
+  CLDM_DEVICE_FEATURE_UNIFORM_CALLS = 1u << 4,
 };
 
 typedef struct cldm_device_module {

@@ -91,6 +91,13 @@ static size_t check_disjoint(const dt_heap *heap, const uint64_t *offs, const ui
 static void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                          uint64_t invalid) {
   cldm_heap_stats s = dt_heap_stats(&g_env, heap);
+  if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
+      s.invalid_frees != invalid)
+    fprintf(stderr, "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
+            (unsigned long long)s.bytes_in_use, (unsigned long long)s.live_allocations,
+            (unsigned long long)s.failed_allocations, (unsigned long long)s.invalid_frees,
+            (unsigned long long)bytes, (unsigned long long)live, (unsigned long long)failed,
+            (unsigned long long)invalid);
   assert_int_equal(s.size, heap->usable_bytes);
   assert_int_equal(s.bytes_in_use, bytes);
   assert_int_equal(s.live_allocations, live);
