@@ -224,6 +224,9 @@ static inline global void *cldm_malloc_raw(const cldm_heap *h, size_t size, uint
   ticket = sub_group_broadcast(ticket, 0u);
   granted = sub_group_broadcast(granted, 0u);
   if (same && rank < granted) {
+    /* acquire: pairs with the release that published the page (lane 0's, or its claimer's),
+     * so the cleared bitmap is visible here before this lane sets its bit */
+    cldm_load_acquire(h->descs + page);
     global void *p = cldm_slab_take(h, page, c0, ticket + rank);
     if (p) {
       *units = cldm_class_bytes(c0) >> CLDM_GRANULE_SHIFT;
