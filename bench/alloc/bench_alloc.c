@@ -100,7 +100,16 @@ int main(int argc, char **argv) {
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
       cl_uint size = sizes[si];
       uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
-      dt_heap heap = dt_heap_create(&env, need * 2 + (16u << 20));
+      uint64_t heap_bytes = need + need / 8 + (16u << 20);
+      cl_ulong max_alloc = 0;
+      DT_CHECK(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                               &max_alloc, NULL));
+      if (cldm_heap_buffer_size(heap_bytes) > max_alloc || (uint64_t)n * size > max_alloc) {
+        printf("%-26s %6u | skipped: a %llu MiB heap exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE\n",
+               module, size, (unsigned long long)(heap_bytes >> 20));
+        continue;
+      }
+      dt_heap heap = dt_heap_create(&env, heap_bytes);
       cl_mem arena = dt_buffer(&env, (size_t)n * size, NULL), top = dt_buffer(&env, 4, NULL);
       timing tm = {0}, tf = {0}, tmf = {0}, tb = {0};
       for (int r = -1; r < reps; r++) { /* r == -1: warm-up, not counted */

@@ -7,8 +7,8 @@
  *   - the embedded SPIR-V modules and how to pick one for a device;
  *   - the heap layout as far as the host needs it: how big the initial image is, how to write
  *     it (creation and reset are one host write of that image), how to decode statistics.
- * The heap layout itself is described at the top of device/cldm_alloc.cl; the structs shared
- * by OpenCL C and C live in device/include/cldm_heap_layout.h.
+ * The heap layout itself is described at the top of device/cl/cldm_alloc.cl; the structs
+ * shared by OpenCL C and C live in device/include/cldm_heap_layout.h.
  *
  * Contract of the SPIR-V modules (what the lowering links against; spec 3.2):
  * each exports, with LinkageAttributes Export, functions taking the heap first:
@@ -18,8 +18,20 @@
  *   cldm_realloc(heap, ptr, size)    -> global pointer or NULL
  *   cldm_aligned_alloc(heap, align, size) -> global pointer or NULL
  * heap and ptr are `__global void *` (OpTypePointer CrossWorkgroup to 8-bit int), sizes are
- * size_t of the module's width, results `__global void *`. The modules hold no entry points.
+ * size_t of the module's width, results `__global void *`. The modules hold no entry points,
+ * no program-scope variables, no built-in variables and no imports; they are SPIR-V 1.0 with
+ * the Kernel, Addresses, Linkage (Int8, Int64) capabilities (the sub-group variant adds
+ * Groups) and pass `spirv-val --target-env opencl2.2`.
  * All functions are lock-free: no work-item waits for another work-item's progress.
+ *
+ * Variants (cldm_device_modules lists them; names "cldm_alloc.<variant>.<spir|spir64>"):
+ *   cl12     features 0: OpenCL C 1.2 atomics as llvm-spirv-15 emits them (Workgroup scope,
+ *            no memory semantics, ordering by OpMemoryBarrier), the baseline;
+ *   cl20     CL20_ATOMICS: explicit acquire/release/relaxed at Device scope;
+ *   cl20_sg  CL20_ATOMICS | SUBGROUPS | UNIFORM_CALLS: same-class requests of a sub-group
+ *            share one reservation and the counters are updated once per sub-group. Every call
+ *            must be made by all work-items of the sub-group together (uniform control flow);
+ *            cldm_device_module_select picks it only when the caller passes UNIFORM_CALLS.
  */
 #ifndef CLDM_DEVICE_H
 #define CLDM_DEVICE_H
