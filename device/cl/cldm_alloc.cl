@@ -12,7 +12,7 @@
  *   0          +--------------------------------------------------------------+
  *              | header, 256 B: magic, layout version, geometry (offsets      |  \
  *              | below), counters on their own 64-byte lines: granules in use |   |
- *              | + live allocations, peak, failed allocations, invalid frees  |   |
+ *              | and peak, failed allocations, invalid frees                  |   |
  *   256        +--------------------------------------------------------------+   | image:
  *              | hints  u32[72 classes][16]   page index + 1 (0: none)        |   | written by
  *              +--------------------------------------------------------------+   | the host to
@@ -21,7 +21,8 @@
  *              | pool   u32[ceil(num_pages/32)]  bit set = page taken         |  /
  *              +--------------------------------------------------------------+
  *              | slot bitmaps u32[num_pages][128]  (4096 bits per page; no    |  no init
- *              | init: a page's words are cleared when a class claims it)     |
+ *              | init: a page's words are cleared when it leaves the pool     |
+ *              | for a class)                                                 |
  *   pages_off  +--------------------------------------------------------------+  (4 KiB-aligned)
  *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each
  *              +--------------------------------------------------------------+
@@ -34,8 +35,11 @@
  * ALGORITHM
  * - Sizes up to 32 KiB are rounded to one of 72 classes (16-byte steps to 128 B, then eight
  *   steps per power of two; cldm_heap_layout.h). Each class allocates from slab pages it
- *   claims from the pool on demand; a page returns to the pool when its last slot is freed.
- *   Larger requests take runs of whole pages from the pool (cldm_large.clh).
+ *   claims from the pool on demand; a page returns to the pool when its last slot is freed
+ *   (an empty page still named by a class hint stays with the class until the pool runs dry,
+ *   when any class takes it over, or a large request sweeps it back). Larger requests take
+ *   runs of whole pages from the pool, slabs from the bottom, runs from the top (cldm_pool.clh,
+ *   cldm_large.clh).
  * - Slab allocation reserves a slot by an atomic add on the page descriptor's count, then sets
  *   a bit of the page's slot bitmap with an atomic or, starting at the bit named by the count it
  *   saw (its "ticket": concurrent reservers hold distinct tickets, so they go to distinct bits)
@@ -48,14 +52,18 @@
  * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
  *   kind) and atomically clears what marks it live; anything else is counted as an invalid free
  *   and changes nothing. Double frees lose the atomic and are counted.
- * - Statistics (cldm_stats.clh): relaxed counters updated after success, exact after the
- *   kernels complete.
+ * - Statistics (cldm_stats.clh): one relaxed counter update per call (per sub-group in the
+ *   sub-group variant), after success; live allocations are counted by the host from the page
+ *   descriptors; exact after the kernels complete.
  * - Memory order (CL 2.0 variants; CL 1.2 uses fences around atomic_*): taking a slot or page
  *   is an acquire, freeing one a release, descriptor updates acq_rel, hints and counters relaxed.
  *   Each atomic's order and scope (device) is written at its call.
  *
  * Variants (device/CMakeLists.txt): CLDM_ATOMICS_CL20=1 uses OpenCL C 2.0 atomics with explicit
  * order and device scope; CLDM_ATOMICS_CL20=0 only OpenCL C 1.2 32-bit atomics.
+ * CLDM_SUBGROUPS=1 (with CL20) aggregates per sub-group: lane 0 reserves slots for the lanes
+ * that ask for its class, and the counters are updated once per sub-group; every call must
+ * then be made by the whole sub-group (uniform control flow).
  */
 #include "cldm_heap_layout.h"
 

@@ -240,3 +240,31 @@ kernel void k_stress(global uchar *heap, uint seed, uint steps, uint large_one_i
   if (nul)
     atomic_add(nulls, nul);
 }
+
+/* Every work-item allocates `size` bytes, writes its tag, reads it back and frees, `rounds`
+ * times: on a heap with only a few free slots, concurrent work-items compete for the same
+ * bitmap words, so a slot handed out twice shows up as a changed tag (errors) or as an invalid
+ * free (the second free of the slot). */
+kernel void k_churn(global uchar *heap, uint size, uint rounds, global uint *errors,
+                    global uint *nulls, uint n) {
+  uint i = get_global_id(0);
+  bool active = i < n;
+  uint bad = 0, nul = 0;
+  for (uint r = 0; r < rounds; r++) {
+    global volatile uint *p = (global volatile uint *)cldm_malloc(heap, active ? size : 0u);
+    if (p) {
+      uint tag = (i << 8) ^ r;
+      for (uint k = 0; k < size / 4u; k++)
+        p[k] = tag + k;
+      for (uint k = 0; k < size / 4u; k++)
+        bad += p[k] != tag + k;
+    } else {
+      nul += active;
+    }
+    cldm_free(heap, (global void *)p);
+  }
+  if (bad)
+    atomic_add(errors, bad);
+  if (nul)
+    atomic_add(nulls, nul);
+}
