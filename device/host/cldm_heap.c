@@ -14,7 +14,6 @@
 
 _Static_assert(sizeof(cldm_heap_header) == CLDM_HEADER_BYTES, "header is 256 bytes");
 _Static_assert(offsetof(cldm_heap_header, use_units) == 4 * CLDM_HDR_WORD_USE_UNITS, "use");
-_Static_assert(offsetof(cldm_heap_header, use_live) == 4 * CLDM_HDR_WORD_USE_LIVE, "live");
 _Static_assert(offsetof(cldm_heap_header, peak_units) == 4 * CLDM_HDR_WORD_PEAK_UNITS, "peak");
 _Static_assert(offsetof(cldm_heap_header, failed_lo) == 4 * CLDM_HDR_WORD_FAILED_LO, "failed");
 _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVALID_LO, "invalid");
@@ -133,9 +132,14 @@ int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
   return 0;
 }
 
+/* Statistics need the header and the page descriptors (live allocations are counted there). */
 size_t cldm_heap_stats_span(uint64_t buffer_bytes) {
-  (void)buffer_bytes;
-  return CLDM_HEADER_BYTES;
+  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
+  cldm_layout l;
+  if (n == 0)
+    return CLDM_HEADER_BYTES;
+  cldm_layout_for_pages(n, &l);
+  return l.descs_offset + 4u * (size_t)n;
 }
 
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
@@ -147,8 +151,26 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
     return -1;
   out->size = h.usable_bytes;
   out->bytes_in_use = (uint64_t)h.use_units << CLDM_GRANULE_SHIFT;
-  out->peak_bytes_in_use = (uint64_t)h.peak_units << CLDM_GRANULE_SHIFT;
-  out->live_allocations = h.use_live;
+  /* the device records the use before each free; a maximum reached after the last free is
+   * the current use */
+  out->peak_bytes_in_use = (uint64_t)(h.peak_units > h.use_units ? h.peak_units : h.use_units)
+                           << CLDM_GRANULE_SHIFT;
+  /* live allocations: one per reservation of a slab page, one per run (its head page) */
+  if (h.num_pages > CLDM_HEAP_MAX_PAGES || h.descs_offset < CLDM_HEADER_BYTES ||
+      span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages)
+    return -1;
+  const unsigned char *descs = (const unsigned char *)src + h.descs_offset;
+  uint64_t live = 0;
+  for (uint32_t p = 0; p < h.num_pages; p++) {
+    uint32_t d;
+    memcpy(&d, descs + 4 * (size_t)p, 4);
+    uint32_t kind = d >> CLDM_DESC_KIND_SHIFT;
+    if (kind >= 1 && kind <= CLDM_NUM_CLASSES)
+      live += d & CLDM_DESC_COUNT_MASK;
+    else if (kind == CLDM_DESC_KIND_LARGE_HEAD)
+      live++;
+  }
+  out->live_allocations = live;
   out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;
   out->invalid_frees = ((uint64_t)h.invalid_hi << 32) | h.invalid_lo;
   return 0;

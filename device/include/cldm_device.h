@@ -7,8 +7,8 @@
  *   - the embedded SPIR-V modules and how to pick one for a device;
  *   - the heap layout as far as the host needs it: how big the initial image is, how to write
  *     it (creation and reset are one host write of that image), how to decode statistics.
- * The heap layout itself is described at the top of device/cldm_alloc.cl; the structs shared
- * by OpenCL C and C live in device/include/cldm_heap_layout.h.
+ * The heap layout itself is described at the top of device/cl/cldm_alloc.cl; the structs
+ * shared by OpenCL C and C live in device/include/cldm_heap_layout.h.
  *
  * Contract of the SPIR-V modules (what the lowering links against; spec 3.2):
  * each exports, with LinkageAttributes Export, functions taking the heap first:
@@ -18,8 +18,20 @@
  *   cldm_realloc(heap, ptr, size)    -> global pointer or NULL
  *   cldm_aligned_alloc(heap, align, size) -> global pointer or NULL
  * heap and ptr are `__global void *` (OpTypePointer CrossWorkgroup to 8-bit int), sizes are
- * size_t of the module's width, results `__global void *`. The modules hold no entry points.
+ * size_t of the module's width, results `__global void *`. The modules hold no entry points,
+ * no program-scope variables, no built-in variables and no imports; they are SPIR-V 1.0 with
+ * the Kernel, Addresses, Linkage (Int8, Int64) capabilities (the sub-group variant adds
+ * Groups) and pass `spirv-val --target-env opencl2.2`.
  * All functions are lock-free: no work-item waits for another work-item's progress.
+ *
+ * Variants (cldm_device_modules lists them; names "cldm_alloc.<variant>.<spir|spir64>"):
+ *   cl12     features 0: OpenCL C 1.2 atomics as llvm-spirv-15 emits them (Workgroup scope,
+ *            no memory semantics, ordering by OpMemoryBarrier), the baseline;
+ *   cl20     CL20_ATOMICS: explicit acquire/release/relaxed at Device scope;
+ *   cl20_sg  CL20_ATOMICS | SUBGROUPS | UNIFORM_CALLS: same-class requests of a sub-group
+ *            share one reservation and the counters are updated once per sub-group. Every call
+ *            must be made by all work-items of the sub-group together (uniform control flow);
+ *            cldm_device_module_select picks it only when the caller passes UNIFORM_CALLS.
  */
 #ifndef CLDM_DEVICE_H
 #define CLDM_DEVICE_H
@@ -37,6 +49,10 @@ enum {
   CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
   CLDM_DEVICE_FEATURE_GENERIC_AS = 1u << 3,    /* generic address space */
+  /* Not a device feature but a promise of the caller: every call of the allocator is made by
+   * all work-items of the sub-group together (uniform control flow), as cl_khr_subgroups
+   * functions require. Only with it may a sub-group-aggregated variant be selected. */
+  CLDM_DEVICE_FEATURE_UNIFORM_CALLS = 1u << 4,
 };
 
 typedef struct cldm_device_module {
@@ -90,11 +106,13 @@ size_t cldm_heap_image_size(uint64_t buffer_bytes);
  * Returns 0, or -1 if buffer_bytes is below the minimum or dst_size is too small. */
 int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size);
 
-/* Bytes at offset 0 of the heap buffer the host reads to decode statistics. */
+/* Bytes at offset 0 of the heap buffer the host reads to decode statistics: the header and the
+ * page descriptors (4 bytes per 64 KiB page; 5 KiB for the default 8 MiB heap). */
 size_t cldm_heap_stats_span(uint64_t buffer_bytes);
 
-/* Decodes statistics from `span` bytes read at offset 0. Returns 0, or -1 if the bytes are not
- * a heap of this layout version (bad magic/version) or span is too small. */
+/* Decodes statistics from `span` bytes read at offset 0 (after the kernels that use the heap
+ * completed: counts read while kernels run are approximate, spec 1.3). Returns 0, or -1 if the
+ * bytes are not a heap of this layout version (bad magic/version) or span is too small. */
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out);
 
 #ifdef __cplusplus

@@ -89,8 +89,9 @@ typedef struct cldm_heap_header {
   cldm_u64 usable_bytes;     /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */
   cldm_u32 use_units;        /* 64 16-byte granules held by live allocations */
-  cldm_u32 use_live;         /* 68 live allocations */
-  cldm_u32 peak_units;       /* 72 maximum of use_units since creation or reset */
+  cldm_u32 reserved68;       /* 68 (live allocations are counted from the descriptors) */
+  cldm_u32 peak_units;       /* 72 largest use_units seen just before a free; the peak since
+                                    creation or reset is max(peak_units, use_units) */
   cldm_u32 pad1[13];         /* 76 */
   /* line 2 */
   cldm_u32 failed_lo;        /* 128 failed allocations, 64-bit as (lo, hi) */
@@ -105,7 +106,6 @@ typedef struct cldm_heap_header {
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
 #define CLDM_HDR_WORD_USE_UNITS 16u
-#define CLDM_HDR_WORD_USE_LIVE 17u
 #define CLDM_HDR_WORD_PEAK_UNITS 18u
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_INVALID_LO 48u

@@ -32,10 +32,10 @@ static cl_int g_open_err;       /* non-zero: the device rejected the module */
 static unsigned g_module_bits;  /* 32 or 64 */
 
 enum { K_MALLOC, K_CHECK_FREE, K_FREE_OFFS, K_FREE_FOREIGN, K_ALIGNED, K_DIRTY, K_CALLOC,
-       K_CALLOC_OVERFLOW, K_REALLOC, K_RANDOM_ALLOC, K_STRESS, K_COUNT };
+       K_CALLOC_OVERFLOW, K_REALLOC, K_RANDOM_ALLOC, K_STRESS, K_CHURN, K_COUNT };
 static const char *const k_names[K_COUNT] = {
     "k_malloc", "k_check_free", "k_free_offs", "k_free_foreign", "k_aligned", "k_dirty",
-    "k_calloc", "k_calloc_overflow", "k_realloc", "k_random_alloc", "k_stress"};
+    "k_calloc", "k_calloc_overflow", "k_realloc", "k_random_alloc", "k_stress", "k_churn"};
 static cl_kernel g_k[K_COUNT];
 
 /* ---- host-side expectations --------------------------------------------------------------- */
@@ -91,6 +91,13 @@ static size_t check_disjoint(const dt_heap *heap, const uint64_t *offs, const ui
 static void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                          uint64_t invalid) {
   cldm_heap_stats s = dt_heap_stats(&g_env, heap);
+  if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
+      s.invalid_frees != invalid)
+    fprintf(stderr, "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
+            (unsigned long long)s.bytes_in_use, (unsigned long long)s.live_allocations,
+            (unsigned long long)s.failed_allocations, (unsigned long long)s.invalid_frees,
+            (unsigned long long)bytes, (unsigned long long)live, (unsigned long long)failed,
+            (unsigned long long)invalid);
   assert_int_equal(s.size, heap->usable_bytes);
   assert_int_equal(s.bytes_in_use, bytes);
   assert_int_equal(s.live_allocations, live);
@@ -550,7 +557,7 @@ static void test_realloc_keeps(void **state) {
   assert_int_equal(check_disjoint(&heap, offs, news, N), N);
   assert_stats(&heap, bytes, N, 0, 0);
   /* invalid pointers: interior of a live allocation, a freed one */
-  uint64_t bad[2] = {offs[0] + 16, offs[1]};
+  uint64_t bad[2] = {offs[3] + 16, offs[1]}; /* inside a 4 KiB slot; freed */
   uint32_t bad_old[2] = {0, 0}, bad_new[2] = {64, 64};
   run_free_offs(&heap, &offs[1], 1);
   run_realloc(&heap, bad, bad_old, bad_new, 2, &errors);
@@ -597,7 +604,7 @@ static void test_invalid_frees(void **state) {
       300,                                  /* metadata */
       pages - 16,                           /* just before the first page */
       pages + heap.usable_bytes,            /* just past the last page */
-      pages + heap.usable_bytes - 65536,    /* a page nobody took (top of the pool) */
+      pages + 64 * 65536ull,                /* a page nobody took (middle of the pool) */
       (uint64_t)0 - 4096,                   /* below the heap */
   };
   enum { NB = sizeof bad / sizeof bad[0] };
@@ -699,6 +706,62 @@ static void test_stress(void **state) {
   dt_heap_release(&heap);
 }
 
+/* Contention: a 1 MiB heap full of 16-byte allocations but for four slots far apart in one
+ * page, then every work-item allocates, tags, checks and frees a slot 32 times. All reservations
+ * land on that page with tickets in its last word, so concurrent work-items scan to the same
+ * free bit and race for it: a slot handed out twice changes a tag or makes a free invalid. */
+static void test_contention(void **state) {
+  (void)state;
+  require_module();
+  enum { ITEMS = 1 << 13 };
+  static const uint32_t free_slots[] = {100, 1100, 2100, 3100};
+  dt_heap heap = dt_heap_create(&g_env, 1u << 20);
+  uint64_t pages = dt_heap_pages_offset(&g_env, &heap);
+  size_t cap = heap.usable_bytes / 16, n = cap;
+  uint32_t *sizes = malloc(n * 4);
+  uint64_t *offs = malloc(n * 8), holes[4];
+  for (size_t i = 0; i < n; i++)
+    sizes[i] = 16;
+  run_malloc(&heap, sizes, offs, n, 1);
+  assert_int_equal(check_disjoint(&heap, offs, sizes, n), n);
+  for (size_t k = 0; k < 4; k++) { /* page 3, slots far apart */
+    holes[k] = pages + 3 * (uint64_t)CLDM_PAGE_BYTES + 16ull * free_slots[k];
+    for (size_t i = 0; i < n; i++)
+      if (offs[i] == holes[k])
+        offs[i] = DT_NULL_OFF; /* no longer ours */
+  }
+  run_free_offs(&heap, holes, 4);
+  assert_stats(&heap, (cap - 4) * 16, cap - 4, 0, 0);
+  for (cl_uint size = 16; size <= 64; size += 48) { /* 64: no page for another class */
+    uint32_t zero = 0;
+    cl_mem be = dt_buffer(&g_env, 4, &zero), bn = dt_buffer(&g_env, 4, &zero);
+    cl_uint rounds = 32;
+    uint64_t failed0 = dt_heap_stats(&g_env, &heap).failed_allocations;
+    dt_args(g_k[K_CHURN], sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof rounds, &rounds,
+            sizeof(cl_mem), &be, sizeof(cl_mem), &bn, (size_t)0);
+    dt_run(&g_env, g_k[K_CHURN], ITEMS);
+    uint32_t errors = dt_read_u32(&g_env, be), nulls = dt_read_u32(&g_env, bn);
+    cldm_heap_stats s = dt_heap_stats(&g_env, &heap);
+    printf("contention, %u-byte requests: %u tags overwritten, %llu invalid frees, %u NULL\n",
+           size, errors, (unsigned long long)s.invalid_frees, nulls);
+    assert_int_equal(errors, 0);
+    assert_int_equal(s.invalid_frees, 0);
+    assert_int_equal(s.live_allocations, cap - 4);
+    assert_int_equal(s.bytes_in_use, (cap - 4) * 16);
+    assert_int_equal(s.failed_allocations - failed0, nulls);
+    if (size == 64) /* every page is a 16-byte slab in use: every request fails */
+      assert_int_equal(nulls, (uint32_t)ITEMS * rounds);
+    clReleaseMemObject(be);
+    clReleaseMemObject(bn);
+  }
+  assert_int_equal(run_check_free(&heap, sizes, offs, n, 1), 0);
+  assert_int_equal(dt_heap_stats(&g_env, &heap).live_allocations, 0);
+  assert_whole_heap_free(&heap);
+  dt_heap_release(&heap);
+  free(sizes);
+  free(offs);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s <module name, e.g. cldm_alloc.cl20.spir64>\n", argv[0]);
@@ -713,6 +776,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_aligned_alloc),  cmocka_unit_test(test_calloc_zeroes),
       cmocka_unit_test(test_realloc_keeps),        cmocka_unit_test(test_invalid_frees),
       cmocka_unit_test(test_reset),          cmocka_unit_test(test_stress),
+      cmocka_unit_test(test_contention),
   };
   return cmocka_run_group_tests_name(g_module, tests, group_setup, group_teardown);
 }

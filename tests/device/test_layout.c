@@ -15,6 +15,18 @@
 #include "cldm_heap_layout.h"
 
 #define MiB (1ull << 20)
+
+/* The header of a fresh image for a buffer of `buf` bytes (static storage). */
+static const void *img_probe(uint64_t buf) {
+  static unsigned char hdr_copy[CLDM_HEADER_BYTES];
+  size_t n = cldm_heap_image_size(buf);
+  unsigned char *img = malloc(n);
+  assert_non_null(img);
+  assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
+  memcpy(hdr_copy, img, sizeof hdr_copy);
+  free(img);
+  return hdr_copy;
+}
 #define GiB (1ull << 30)
 
 /* Classes: strictly increasing multiples of 16 from 16 to 32 KiB; class_of picks the smallest
@@ -128,12 +140,14 @@ static void test_image(void **state) {
   free(img);
 }
 
-/* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), bad headers refused. */
+/* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), live allocations from
+ * the page descriptors, the peak as max(recorded, current), bad headers refused. */
 static void test_stats_decode(void **state) {
   (void)state;
   uint64_t buf = cldm_heap_buffer_size(8 * MiB);
   size_t n = cldm_heap_image_size(buf), span = cldm_heap_stats_span(buf);
   assert_true(span >= sizeof(cldm_heap_header) && span <= n);
+  assert_int_equal(span, ((cldm_heap_header *)img_probe(buf))->descs_offset + 4 * 128);
   unsigned char *img = malloc(n);
   assert_non_null(img);
   assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
@@ -145,20 +159,33 @@ static void test_stats_decode(void **state) {
   cldm_heap_header h;
   memcpy(&h, img, sizeof h);
   h.use_units = 100;
-  h.use_live = 7;
   h.peak_units = 0xFFFFFFFFu;
   h.failed_lo = 5;
   h.failed_hi = 2;
   h.invalid_lo = 0xFFFFFFFFu;
   h.invalid_hi = 0;
   memcpy(img, &h, sizeof h);
+  uint32_t descs[6] = {
+      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                     /* slab, 5 live slots */
+      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),    /* a run */
+      (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: not counted */
+      0u,                                                     /* free */
+      (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,       /* last class, 2 slots */
+      (40u << CLDM_DESC_KIND_SHIFT),                          /* empty slab kept by its class */
+  };
+  memcpy(img + h.descs_offset + 4 * 120, descs, sizeof descs); /* pages 120..125 */
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
   assert_int_equal(s.bytes_in_use, 1600);
-  assert_int_equal(s.live_allocations, 7);
+  assert_int_equal(s.live_allocations, 8);
   assert_int_equal(s.peak_bytes_in_use, 0xFFFFFFFFull * 16);
   assert_int_equal(s.failed_allocations, (2ull << 32) + 5);
   assert_int_equal(s.invalid_frees, 0xFFFFFFFFull);
-  assert_int_equal(cldm_heap_stats_decode(img, span - 1, &s), -1);
+  h.peak_units = 50; /* below the current use: the peak is the current use */
+  memcpy(img, &h, sizeof h);
+  assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
+  assert_int_equal(s.peak_bytes_in_use, 1600);
+  assert_int_equal(cldm_heap_stats_decode(img, span - 1, &s), -1); /* descriptors cut off */
+  assert_int_equal(cldm_heap_stats_decode(img, CLDM_HEADER_BYTES, &s), -1);
   assert_int_equal(cldm_heap_stats_decode(NULL, span, &s), -1);
   h.layout_version++;
   memcpy(img, &h, sizeof h);

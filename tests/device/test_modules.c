@@ -212,6 +212,19 @@ static void test_select(void **state) {
   m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_INT64_ATOMICS);
   assert_non_null(m);
   assert_int_equal(m->features, 0);
+  /* the sub-group variant only with the caller's promise of uniform calls */
+  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |
+                                        CLDM_DEVICE_FEATURE_SUBGROUPS);
+  assert_non_null(m);
+  assert_string_equal(m->name, "cldm_alloc.cl20.spir64");
+  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |
+                                        CLDM_DEVICE_FEATURE_SUBGROUPS |
+                                        CLDM_DEVICE_FEATURE_UNIFORM_CALLS);
+  assert_non_null(m);
+  assert_string_equal(m->name, "cldm_alloc.cl20_sg.spir64");
+  m = cldm_device_module_select(32, CLDM_DEVICE_FEATURE_UNIFORM_CALLS);
+  assert_non_null(m);
+  assert_int_equal(m->features, 0);
   assert_null(cldm_device_module_select(16, ~0u));
   /* every module is the choice for exactly its own features */
   size_t count;

@@ -131,18 +131,23 @@ static void allocator_for(allocator_kind kind, cldm_spirv_allocator *a, cl_mem *
 #endif
 }
 
-static cl_program build(const void *il, size_t size, const char *what) {
+static cl_program build_with(const void *il, size_t size, const char *what,
+                             const char *options) {
   cl_int e;
   cl_program p = clCreateProgramWithIL(ctx, il, size, &e);
   if (e != CL_SUCCESS)
     fail_msg("%s: clCreateProgramWithIL: %d", what, e);
-  e = clBuildProgram(p, 1, &dev, "", NULL, NULL);
+  e = clBuildProgram(p, 1, &dev, options, NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[8192] = "";
     clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
     fail_msg("%s: clBuildProgram: %d\n%s", what, e, log);
   }
   return p;
+}
+
+static cl_program build(const void *il, size_t size, const char *what) {
+  return build_with(il, size, what, "");
 }
 
 static void run(const run_case *c, const char *file, allocator_kind kind) {
@@ -259,11 +264,43 @@ static void build_only(void **state) {
   }
 }
 
+/* llvm-spirv's kernel_arg_type strings (spir64 test data carry them) are extended for the
+ * hidden argument: pocl's argument info stays consistent, user arguments unchanged. */
+static void argument_info(void **state) {
+  const char *files[] = {"kernel_alloc.O0.spir64.spv", "kernel_alloc.O2.spir64.ext.spv"};
+  for (int f = 0; f < 2; f++) {
+    size_t size, out_size;
+    void *in = st_data(files[f], &size);
+    void *out = st_lower(in, size, &out_size, NULL);
+    cl_program p = build_with(out, out_size, files[f], "-cl-kernel-arg-info");
+    cl_int e;
+    cl_kernel k = clCreateKernel(p, "k_malloc", &e);
+    assert_int_equal(e, CL_SUCCESS);
+    const char *types[] = {"int*", "int", "char*"};
+    for (cl_uint i = 0; i < 3; i++) {
+      char name[64] = "";
+      assert_int_equal(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, NULL),
+                       CL_SUCCESS);
+      assert_string_equal(name, types[i]);
+      cl_kernel_arg_address_qualifier aq;
+      assert_int_equal(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq,
+                                          NULL),
+                       CL_SUCCESS);
+      assert_int_equal(aq, i == 1 ? CL_KERNEL_ARG_ADDRESS_PRIVATE : CL_KERNEL_ARG_ADDRESS_GLOBAL);
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    free(out);
+    free(in);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bump_allocator),
       cmocka_unit_test(device_allocator),
       cmocka_unit_test(build_only),
+      cmocka_unit_test(argument_info),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

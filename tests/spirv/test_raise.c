@@ -168,6 +168,21 @@ static void refused(void **state) {
   assert_int_equal(cldm_spirv_raise(in, size, &out, &out_size, &err), CLDM_SPIRV_E_UNSUPPORTED);
   assert_null(out);
   assert_string_equal(err.message, msg);
+  free(in);
+  /* an entry point on malloc's declaration */
+  in = st_asm("OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\n"
+              "OpCapability Int64\nOpCapability Int8\nOpMemoryModel Physical64 OpenCL\n"
+              "OpEntryPoint Kernel %malloc \"k\"\n"
+              "OpDecorate %malloc LinkageAttributes \"malloc\" Import\n"
+              "%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+              "%p = OpTypePointer CrossWorkgroup %uchar\n%fm = OpTypeFunction %p %ulong\n"
+              "%malloc = OpFunction %p None %fm\n%s = OpFunctionParameter %ulong\nOpFunctionEnd\n",
+              &size);
+  at = st_find_op(in, size / 4, SpvOpEntryPoint, 0);
+  snprintf(msg, sizeof msg,
+           "word %zu: entry point \"k\" is the Import-linkage declaration of malloc", at);
+  assert_int_equal(cldm_spirv_raise(in, size, &out, &out_size, &err), CLDM_SPIRV_E_UNSUPPORTED);
+  assert_string_equal(err.message, msg);
   in[0] = 0;
   assert_int_equal(cldm_spirv_raise(in, size, &out, &out_size, &err), CLDM_SPIRV_E_MALFORMED);
   assert_string_equal(err.message, "word 0: bad magic number 0x00000000 (SPIR-V is 0x07230203)");

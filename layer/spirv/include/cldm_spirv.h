@@ -7,7 +7,18 @@
  * Every function returns a cldm_spirv_status; on failure `err` (if not NULL) holds the status,
  * the word offset where the problem was found and a one-line message that names it, e.g.
  * "word 1234: OpExtInst SPV_EXT_device_malloc malloc: Size operand %17 is not an integer".
- * No function reads outside its input or crashes on malformed input.
+ * No function reads outside its input or crashes on malformed input (fuzzed with ASan+UBSan:
+ * tests/spirv/fuzz). All functions are reentrant: the engine has no global state.
+ *
+ * What a lowered module looks like (spec 3.2): every function that allocates, directly or
+ * through calls, has one more parameter, last, named "__cldm_heap" (OpTypePointer
+ * CrossWorkgroup to i8, the allocator's heap type); for a kernel it is the hidden argument at
+ * index num_user_args. The allocator's functions are linked in as internal functions (their
+ * Export linkage stripped, except llvm-spirv's "spirv.*" intrinsic stand-ins, which readers need
+ * external); no OpExtInstImport/OpExtension "SPV_EXT_device_malloc" and no Import-linkage
+ * malloc/free/... remain. A module counts as allocating if it imports the set, declares the
+ * extension, or declares an Import-linkage malloc/free/calloc/realloc/aligned_alloc.
+ * A text listing that knows the set: cldm_spirv_dis.h.
  */
 #ifndef CLDM_SPIRV_H
 #define CLDM_SPIRV_H

@@ -5,7 +5,10 @@
  * (spec 1.5): recursion among allocating functions (the heap parameter would have to be passed
  * round a cycle, which is fine in SPIR-V, but OpenCL C forbids recursion and drivers reject it),
  * allocating functions whose address is taken (an indirect call could not pass the heap), and
- * entry points without a body. All walks are iterative: no recursion on module-sized data.
+ * entry points without a body. Functions declared without a body (Import linkage, other than
+ * spec 2.2's malloc/free/...) are taken not to allocate: whether one defined in another module
+ * does cannot be known here (spec 1.5 and issue 4: such links are not supported). All walks are
+ * iterative: no recursion on module-sized data.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,6 +24,11 @@ static cldm_spirv_status copy_input(const void *bytes, size_t size, void **out, 
 
 static cldm_spirv_status no_address_taken(const cldm_spirv_module *m, const cldm_spirv_detect *d,
                                           cldm_spirv_error *err) {
+  for (uint32_t e = 0; e < m->nep; e++)
+    if (d->import_op[m->ep[e].fn])
+      return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, m->inst[m->ep[e].ii].off,
+                             "entry point \"%s\" is the Import-linkage declaration of %s",
+                             m->ep[e].name, cldm_spirv_ext_names[d->import_op[m->ep[e].fn]]);
   for (uint32_t f = 0; f < m->nfn; f++)
     if (d->import_op[f] && m->fn_addr_taken[f]) {
       uint32_t ii = m->fn_addr_taken[f] - 1;

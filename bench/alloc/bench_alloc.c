@@ -1,0 +1,167 @@
+/*
+ * bench_alloc.c — allocation and free rates of the device allocator's 64-bit modules, next to
+ * a bump-pointer kernel (one atomic_add per allocation) measured in the same run.
+ *
+ *   cldm_bench_alloc [work-items = 65536] [repetitions = 5]
+ *   (CLDM_BENCH_MODULES=a,b limits the modules)
+ *
+ * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
+ * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
+ * (k_free); a third kernel does malloc + free per work-item (k_malloc_free). The heap is reset
+ * by an image write before each repetition (not timed). Times are kernel execution times from
+ * event profiling, the best of the repetitions; every repetition is checked (no NULL, heap
+ * empty afterwards), so a broken allocator cannot report a rate.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cldm_heap_layout.h"
+#include "dtest.h"
+
+typedef struct timing {
+  double best_s, sum_s;
+  int n;
+} timing;
+
+static void timing_add(timing *t, double s) {
+  if (t->n == 0 || s < t->best_s)
+    t->best_s = s;
+  t->sum_s += s;
+  t->n++;
+}
+
+/* Runs k for n work-items on a profiling queue; returns the kernel's execution time (s). */
+static double run_profiled(dt_env *env, cl_command_queue q, cl_kernel k, size_t n) {
+  cl_uint nargs, count = (cl_uint)n;
+  DT_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL));
+  DT_CHECK(clSetKernelArg(k, nargs - 1, sizeof count, &count));
+  size_t local = DT_LOCAL_SIZE, global = (n + local - 1) / local * local;
+  cl_event ev;
+  DT_CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev));
+  DT_CHECK(clWaitForEvents(1, &ev));
+  cl_ulong t0, t1;
+  DT_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
+  DT_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
+  clReleaseEvent(ev);
+  (void)env;
+  return (double)(t1 - t0) * 1e-9;
+}
+
+static size_t count_nulls(dt_env *env, cl_mem ptrs, size_t n) {
+  uint64_t *p = malloc(n * 8);
+  size_t nulls = 0;
+  dt_read(env, ptrs, n * 8, p);
+  for (size_t i = 0; i < n; i++)
+    nulls += p[i] == 0;
+  free(p);
+  return nulls;
+}
+
+static void fail_run(const char *what) {
+  fprintf(stderr, "cldm_bench_alloc: %s\n", what);
+  exit(1);
+}
+
+static double rate(size_t n, const timing *t) { return (double)n / t->best_s / 1e6; }
+
+int main(int argc, char **argv) {
+  size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
+  int reps = argc > 2 ? atoi(argv[2]) : 5;
+  static const uint32_t sizes[] = {16, 256, 4096};
+  char modules[1024] = CLDM_BENCH_MODULES;
+  if (getenv("CLDM_BENCH_MODULES")) /* e.g. cldm_alloc.cl20.spir64 */
+    snprintf(modules, sizeof modules, "%s", getenv("CLDM_BENCH_MODULES"));
+  if (!getenv("CLDM_TEST_DATA_DIR"))
+    setenv("CLDM_TEST_DATA_DIR", CLDM_BENCH_DATA_DIR, 0);
+  if (n == 0 || reps <= 0)
+    fail_run("usage: cldm_bench_alloc [work-items] [repetitions]");
+
+  printf("cldm_bench_alloc: %zu work-items, best of %d, kernel times from event profiling\n", n,
+         reps);
+  printf("%-26s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s\n", "module", "size",
+         "malloc ms", "M/s", "free ms", "M/s", "m+f ms", "M/s", "bump ms", "M/s",
+         "bump/malloc");
+  char *save = NULL; /* strtok_r: the OpenCL implementation may use strtok itself */
+  for (char *module = strtok_r(modules, ",", &save); module;
+       module = strtok_r(NULL, ",", &save)) {
+    dt_env env;
+    char file[256];
+    snprintf(file, sizeof file, "bench_alloc.%s.spv", module);
+    if (dt_open(&env, dt_data_path(file), 64) != CL_SUCCESS)
+      fail_run("device rejected the module");
+    cl_int err;
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue q = clCreateCommandQueueWithProperties(env.ctx, env.device, props, &err);
+    DT_CHECK(err);
+    cl_kernel km = dt_kernel(&env, "k_malloc"), kf = dt_kernel(&env, "k_free");
+    cl_kernel kmf = dt_kernel(&env, "k_malloc_free"), kb = dt_kernel(&env, "k_bump");
+    cl_mem ptrs = dt_buffer(&env, n * 8, NULL);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+      cl_uint size = sizes[si];
+      uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
+      uint64_t heap_bytes = need + need / 8 + (16u << 20);
+      cl_ulong max_alloc = 0;
+      DT_CHECK(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                               &max_alloc, NULL));
+      if (cldm_heap_buffer_size(heap_bytes) > max_alloc || (uint64_t)n * size > max_alloc) {
+        printf("%-26s %6u | skipped: a %llu MiB heap exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE\n",
+               module, size, (unsigned long long)(heap_bytes >> 20));
+        continue;
+      }
+      dt_heap heap = dt_heap_create(&env, heap_bytes);
+      cl_mem arena = dt_buffer(&env, (size_t)n * size, NULL), top = dt_buffer(&env, 4, NULL);
+      timing tm = {0}, tf = {0}, tmf = {0}, tb = {0};
+      for (int r = -1; r < reps; r++) { /* r == -1: warm-up, not counted */
+        dt_heap_reset(&env, &heap);
+        dt_args(km, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
+                (size_t)0);
+        double t_m = run_profiled(&env, q, km, n);
+        if (count_nulls(&env, ptrs, n) != 0)
+          fail_run("malloc returned NULL");
+        dt_args(kf, sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ptrs, (size_t)0);
+        double t_f = run_profiled(&env, q, kf, n);
+        cldm_heap_stats s = dt_heap_stats(&env, &heap);
+        if (s.live_allocations != 0 || s.bytes_in_use != 0 || s.invalid_frees != 0 ||
+            s.failed_allocations != 0)
+          fail_run("heap not empty after the frees");
+        dt_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
+                (size_t)0);
+        double t_mf = run_profiled(&env, q, kmf, n);
+        if (count_nulls(&env, ptrs, n) != 0)
+          fail_run("malloc (+free) returned NULL");
+        uint32_t zero = 0;
+        dt_write(&env, top, 4, &zero);
+        dt_args(kb, sizeof(cl_mem), &arena, sizeof(cl_mem), &top, sizeof size, &size,
+                sizeof(cl_mem), &ptrs, (size_t)0);
+        double t_b = run_profiled(&env, q, kb, n);
+        if (dt_read_u32(&env, top) != (uint32_t)(n * size))
+          fail_run("bump pointer lost an add");
+        if (r >= 0) {
+          timing_add(&tm, t_m);
+          timing_add(&tf, t_f);
+          timing_add(&tmf, t_mf);
+          timing_add(&tb, t_b);
+        }
+      }
+      printf("%-26s %6u | %9.3f %9.2f | %9.3f %9.2f | %9.3f %9.2f | %9.3f %9.2f | %10.1fx\n",
+             module, size, tm.best_s * 1e3, rate(n, &tm), tf.best_s * 1e3, rate(n, &tf),
+             tmf.best_s * 1e3, rate(n, &tmf), tb.best_s * 1e3, rate(n, &tb),
+             tm.best_s / tb.best_s);
+      fflush(stdout);
+      clReleaseMemObject(arena);
+      clReleaseMemObject(top);
+      dt_heap_release(&heap);
+    }
+    clReleaseMemObject(ptrs);
+    clReleaseKernel(km);
+    clReleaseKernel(kf);
+    clReleaseKernel(kmf);
+    clReleaseKernel(kb);
+    clReleaseCommandQueue(q);
+    dt_close(&env);
+  }
+  printf("M/s: million operations per second (m+f: malloc and free pairs); bump/malloc: how many\n"
+         "times faster the bump-pointer kernel ran than k_malloc.\n");
+  return 0;
+}
