@@ -169,7 +169,10 @@ typedef struct cldm_program {
   size_t il_size;
   size_t num_kernels;
   cldm_program_kernel *kernels;
-  int heap_exports;           /* exported functions given the heap parameter */
+  char **heap_exports;        /* exported functions that take the heap parameter (linking) */
+  size_t num_heap_exports;
+  char **imports;             /* functions the module imports, other than malloc & co. */
+  size_t num_imports;
 } cldm_program;
 
 /* Fills the dispatch slots for program, kernel, enqueue and release interception. */

@@ -7,7 +7,9 @@
  * devices, spec 3.2) and the driver program is created from the result; the layer remembers
  * the user's IL (CL_PROGRAM_IL returns it) and, per kernel name, where the hidden argument is.
  * A module that cannot be lowered fails with CL_INVALID_VALUE and a one-line message on
- * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program.
+ * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program, and
+ * refuses links in which a module calls an allocating function another module exports
+ * (the caller cannot pass the heap: spec 5, issue 4).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,13 @@ static cldm_map cldm_programs = CLDM_MAP_INIT;
 
 /* ---- records ----------------------------------------------------------------------------- */
 
+static void cldm_names_free(char **names, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
 static void cldm_program_free(cldm_program *p)
 {
   if (!p)
@@ -31,8 +40,27 @@ static void cldm_program_free(cldm_program *p)
   for (size_t i = 0; i < p->num_kernels; i++)
     free(p->kernels[i].name);
   free(p->kernels);
+  cldm_names_free(p->heap_exports, p->num_heap_exports);
+  cldm_names_free(p->imports, p->num_imports);
   free(p->il);
   free(p);
+}
+
+/* Appends copies of names[0..n) to *list (length *len). 0, or -1 out of memory. */
+static int cldm_names_append(char ***list, size_t *len, char *const *names, size_t n)
+{
+  if (!n)
+    return 0;
+  char **grown = realloc(*list, (*len + n) * sizeof(*grown));
+  if (!grown)
+    return -1;
+  *list = grown;
+  for (size_t i = 0; i < n; i++) {
+    if (!(grown[*len] = strdup(names[i])))
+      return -1;
+    (*len)++;
+  }
+  return 0;
 }
 
 /* Copies the engine's per-kernel report into a record. */
@@ -62,7 +90,11 @@ static cldm_program *cldm_program_from_report(const cldm_spirv_report *r, const 
     k->heap_arg_index = r->kernels[i].heap_arg_index;
     p->num_kernels++;
   }
-  p->heap_exports = 0; /* set from the engine report once it lists exported allocating functions */
+  if (cldm_names_append(&p->heap_exports, &p->num_heap_exports, r->heap_exports, r->num_heap_exports) ||
+      cldm_names_append(&p->imports, &p->num_imports, r->imports, r->num_imports)) {
+    cldm_program_free(p);
+    return NULL;
+  }
   return p;
 }
 
@@ -253,6 +285,93 @@ static cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_i
   return cldm_next->clGetProgramInfo(program, name, size, value, size_ret);
 }
 
+/* Names input `program` imports: from its record, or from the IL the driver holds for an
+ * untracked program made from IL (programs made from source have none to inspect). */
+static int cldm_program_imports(cl_program program, char ***names, size_t *n)
+{
+  *names = NULL;
+  *n = 0;
+  pthread_mutex_lock(&cldm_programs.lock);
+  const cldm_program *p = cldm_map_get(&cldm_programs, program);
+  int err = p ? cldm_names_append(names, n, p->imports, p->num_imports) : 0;
+  pthread_mutex_unlock(&cldm_programs.lock);
+  if (p || err)
+    return err;
+  void *il = NULL;
+  size_t size = 0;
+  if (cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, 0, NULL, &size) != CL_SUCCESS || !size ||
+      !(il = malloc(size)) ||
+      cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, size, il, NULL) != CL_SUCCESS) {
+    free(il);
+    return 0;
+  }
+  cldm_spirv_report r;
+  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK)
+    err = cldm_names_append(names, n, r.imports, r.num_imports);
+  cldm_spirv_report_free(&r);
+  free(il);
+  return err;
+}
+
+/* Finds a function that one input imports and another, lowered input exports with the heap
+ * parameter; writes "<function>" into `what`. Returns 1 if found. */
+static int cldm_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what, size_t cap)
+{
+  int found = 0;
+  for (cl_uint i = 0; i < num_inputs && !found; i++) {
+    char **imports;
+    size_t n;
+    if (cldm_program_imports(inputs[i], &imports, &n) != 0)
+      continue;
+    pthread_mutex_lock(&cldm_programs.lock);
+    for (cl_uint j = 0; j < num_inputs && !found; j++) {
+      const cldm_program *p = j == i ? NULL : cldm_map_get(&cldm_programs, inputs[j]);
+      for (size_t e = 0; p && e < p->num_heap_exports && !found; e++)
+        for (size_t k = 0; k < n && !found; k++)
+          if (!strcmp(imports[k], p->heap_exports[e])) {
+            snprintf(what, cap, "%s", imports[k]);
+            found = 1;
+          }
+    }
+    pthread_mutex_unlock(&cldm_programs.lock);
+    cldm_names_free(imports, n);
+  }
+  return found;
+}
+
+/* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
+static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inputs, int *tracked)
+{
+  cldm_program *merged = calloc(1, sizeof(*merged));
+  int ok = merged != NULL;
+  *tracked = 0;
+  pthread_mutex_lock(&cldm_programs.lock);
+  for (cl_uint i = 0; ok && i < num_inputs; i++) {
+    const cldm_program *p = cldm_map_get(&cldm_programs, inputs[i]);
+    if (!p)
+      continue;
+    (*tracked)++;
+    cldm_program_kernel *grown =
+        realloc(merged->kernels, (merged->num_kernels + p->num_kernels + 1) * sizeof(*grown));
+    ok = grown != NULL;
+    if (ok)
+      merged->kernels = grown;
+    for (size_t k = 0; ok && k < p->num_kernels; k++) {
+      merged->kernels[merged->num_kernels] = p->kernels[k];
+      ok = (merged->kernels[merged->num_kernels].name = strdup(p->kernels[k].name)) != NULL;
+      merged->num_kernels += ok;
+    }
+    ok = ok && cldm_names_append(&merged->heap_exports, &merged->num_heap_exports,
+                                 p->heap_exports, p->num_heap_exports) == 0;
+  }
+  pthread_mutex_unlock(&cldm_programs.lock);
+  if (!ok || !*tracked) {
+    cldm_program_free(merged);
+    return NULL;
+  }
+  return merged;
+}
+
 static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
                                                  const cl_device_id *device_list,
                                                  const char *options, cl_uint num_inputs,
@@ -260,35 +379,14 @@ static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num
                                                  void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                                  void *user_data, cl_int *errcode_ret)
 {
-  /* Merge the kernel tables of the tracked inputs; refuse what spec 5 issue 4 leaves out. */
-  cldm_program *merged = NULL;
-  int tracked = 0, exports = 0;
-  pthread_mutex_lock(&cldm_programs.lock);
-  for (cl_uint i = 0; inputs && i < num_inputs; i++) {
-    const cldm_program *p = cldm_map_get(&cldm_programs, inputs[i]);
-    if (!p)
-      continue;
-    tracked++;
-    exports += p->heap_exports;
-    if (!merged && !(merged = calloc(1, sizeof(*merged))))
-      break;
-    cldm_program_kernel *grown =
-        realloc(merged->kernels, (merged->num_kernels + p->num_kernels + 1) * sizeof(*grown));
-    if (!grown)
-      break;
-    merged->kernels = grown;
-    for (size_t k = 0; k < p->num_kernels; k++) {
-      merged->kernels[merged->num_kernels] = p->kernels[k];
-      merged->kernels[merged->num_kernels].name = strdup(p->kernels[k].name);
-      merged->num_kernels++;
-    }
-  }
-  pthread_mutex_unlock(&cldm_programs.lock);
-  if (tracked && num_inputs > 1 && exports) {
+  int tracked = 0;
+  cldm_program *merged = inputs ? cldm_link_record(num_inputs, inputs, &tracked) : NULL;
+  char what[256];
+  if (merged && num_inputs > 1 && cldm_link_conflict(num_inputs, inputs, what, sizeof(what))) {
     cldm_log(CLDM_LOG_ERROR,
-             "clLinkProgram: a separately compiled module exports %d function(s) that allocate; "
-             "calls into them from other modules cannot be given the heap (spec 5, issue 4): "
-             "create the program from one whole-program module instead", exports);
+             "clLinkProgram: function \"%s\" allocates and is called from another, separately "
+             "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
+             "as one program instead", what);
     cldm_program_free(merged);
     if (errcode_ret)
       *errcode_ret = CL_LINK_PROGRAM_FAILURE;

@@ -177,6 +177,68 @@ static void test_compile_and_link_whole_program(void **state)
   free(il);
 }
 
+static cl_program compiled(const char *name)
+{
+  char rel[256];
+  snprintf(rel, sizeof(rel), "kernels/%s.spv", name);
+  size_t size;
+  void *il = e2e_read_file(rel, &size);
+  cl_int err;
+  cl_program p = clCreateProgramWithIL(t.context, il, size, &err);
+  free(il);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clCompileProgram(p, 1, &t.device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  return p;
+}
+
+/* Separately compiled modules (spec 1.5): a call into another module's allocating function
+ * is refused at link time with a message; calls into its other functions link and run. */
+static void test_separate_compilation(void **state)
+{
+  cl_program lib = compiled("link_lib"), main_alloc = compiled("link_main_alloc"),
+             main_plain = compiled("link_main_plain");
+  cl_program both[2] = {main_alloc, lib};
+  e2e_stderr cap;
+  e2e_stderr_begin(&cap);
+  cl_int err = CL_SUCCESS;
+  cl_program bad = clLinkProgram(t.context, 1, &t.device, "", 2, both, NULL, NULL, &err);
+  char *text = e2e_stderr_end(&cap);
+  assert_null(bad);
+  assert_int_equal(err, CL_LINK_PROGRAM_FAILURE);
+  if (!strstr(text, "clLinkProgram") || !strstr(text, "\"make_buffer\""))
+    fail_msg("layer message \"%s\" does not name make_buffer", text);
+  free(text);
+
+  both[0] = main_plain;
+  cl_program linked = clLinkProgram(t.context, 1, &t.device, "", 2, both, NULL, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  cl_kernel k = e2e_kernel(linked, "use_twice");
+  cl_uint v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  cl_mem x = clCreateBuffer(t.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(v), v, &err);
+  clSetKernelArg(k, 0, sizeof(cl_mem), &x);
+  e2e_run(&t, k, 8);
+  assert_int_equal(e2e_read_u32_sum(&t, x, 8), 72);
+  /* the library's own allocating kernel keeps its hidden argument hidden in the linked program */
+  cl_kernel lk = e2e_kernel(linked, "lib_fill");
+  cl_uint nargs = 0;
+  clGetKernelInfo(lk, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
+  assert_int_equal(nargs, 1);
+  cl_mem out = e2e_buffer(&t, 4 * sizeof(cl_ulong));
+  clSetKernelArg(lk, 0, sizeof(cl_mem), &out);
+  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
+  e2e_run(&t, lk, 4);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + 4);
+  assert_int_equal(t.reset_heap(t.queue, 0, NULL, NULL), CL_SUCCESS);
+  clReleaseMemObject(out);
+  clReleaseKernel(lk);
+  clReleaseMemObject(x);
+  clReleaseKernel(k);
+  clReleaseProgram(linked);
+  clReleaseProgram(lib);
+  clReleaseProgram(main_alloc);
+  clReleaseProgram(main_plain);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -184,6 +246,7 @@ int main(void)
       cmocka_unit_test(test_malformed_modules_rejected),
       cmocka_unit_test(test_il_khr_entry_point),
       cmocka_unit_test(test_compile_and_link_whole_program),
+      cmocka_unit_test(test_separate_compilation),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

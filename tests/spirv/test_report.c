@@ -62,6 +62,28 @@ static void kernels_in_entry_point_order(void **state) {
   free(in);
 }
 
+/* Linking across modules (spec 1.5): exported functions that allocate, foreign imports. */
+static void linkage_lists(void **state) {
+  size_t size;
+  void *in = st_data("helper_two_kernels.O0.spir64.spv", &size);
+  cldm_spirv_report r;
+  assert_int_equal(cldm_spirv_inspect(in, size, &r, NULL), CLDM_SPIRV_OK);
+  /* llvm-spirv exports every function with external linkage, kernel bodies included */
+  const char *want[] = {"sum_to", "k_helper_a", "k_helper_b", "k_calls_kernel"};
+  assert_int_equal(r.num_heap_exports, 4);
+  for (int i = 0; i < 4; i++) {
+    int found = 0;
+    for (size_t j = 0; j < r.num_heap_exports; j++)
+      found += !strcmp(r.heap_exports[j], want[i]);
+    assert_int_equal(found, 1);
+  }
+  for (size_t j = 0; j < r.num_heap_exports; j++)
+    assert_string_not_equal(r.heap_exports[j], "k_plain"); /* exported, does not allocate */
+  assert_int_equal(r.num_imports, 0); /* malloc/free are ours; builtins are variables */
+  cldm_spirv_report_free(&r);
+  free(in);
+}
+
 static void status_names(void **state) {
   assert_string_equal(cldm_spirv_status_name(CLDM_SPIRV_OK), "OK");
   assert_string_equal(cldm_spirv_status_name(CLDM_SPIRV_E_MALFORMED), "E_MALFORMED");
@@ -82,6 +104,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(inspect_and_lower_agree),
       cmocka_unit_test(kernels_in_entry_point_order),
+      cmocka_unit_test(linkage_lists),
       cmocka_unit_test(status_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,13 @@ typedef struct cldm_spirv_report {
   unsigned address_bits;     /* 32 or 64 (addressing model) */
   size_t num_kernels;
   cldm_spirv_kernel *kernels;
+  /* Linking across modules (spec 1.5): names of the functions this module exports
+   * (LinkageAttributes Export) that allocate, so the lowered module gives them the heap
+   * parameter; and names of the functions it imports, other than spec 2.2's malloc family. */
+  size_t num_heap_exports;
+  char **heap_exports;
+  size_t num_imports;
+  char **imports;
 } cldm_spirv_report;
 
 void cldm_spirv_report_free(cldm_spirv_report *report);

@@ -1,7 +1,8 @@
 /*
  * report.c — what the layer needs to know about a module (spec 3.2, last paragraph): per
  * kernel, its name, how many arguments the application sees, and whether the lowered kernel
- * takes the hidden heap argument (always the last one).
+ * takes the hidden heap argument (always the last one); and, for linking across modules, which
+ * exported functions allocate and which functions the module imports.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,49 @@ void cldm_spirv_report_free(cldm_spirv_report *report) {
   for (size_t i = 0; i < report->num_kernels; i++)
     free(report->kernels[i].name);
   free(report->kernels);
+  for (size_t i = 0; i < report->num_heap_exports; i++)
+    free(report->heap_exports[i]);
+  free(report->heap_exports);
+  for (size_t i = 0; i < report->num_imports; i++)
+    free(report->imports[i]);
+  free(report->imports);
   memset(report, 0, sizeof *report);
+}
+
+/* Appends a copy of `name` to list[*n] (capacity grows by doubling). 0, or -1 out of memory. */
+static int report_push(char ***list, size_t *n, const char *name) {
+  if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
+    char **grown = realloc(*list, (*n ? 2 * *n : 1) * sizeof **list);
+    if (!grown)
+      return -1;
+    *list = grown;
+  }
+  if (!((*list)[*n] = strdup(name)))
+    return -1;
+  (*n)++;
+  return 0;
+}
+
+/* Functions named by LinkageAttributes: allocating exports and foreign imports. */
+static int report_linkage(cldm_spirv_report *report, const cldm_spirv_module *m,
+                          const cldm_spirv_detect *d, const uint8_t *allocating) {
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_ANNOTATION + 1]; ii++) {
+    uint32_t target, type;
+    char name[256];
+    if (!cldm_spirv_linkage(m, ii, &target, &type, name, sizeof name))
+      continue;
+    uint32_t fn = cldm_spirv_fn_index(m, target);
+    if (fn == CLDM_SPIRV_NONE)
+      continue; /* a variable */
+    if (type == SpvLinkageTypeExport && allocating && allocating[fn]) {
+      if (report_push(&report->heap_exports, &report->num_heap_exports, name))
+        return -1;
+    } else if (type == SpvLinkageTypeImport && !(d->import_op && d->import_op[fn])) {
+      if (report_push(&report->imports, &report->num_imports, name))
+        return -1;
+    }
+  }
+  return 0;
 }
 
 cldm_spirv_status cldm_spirv_report_fill(cldm_spirv_report *report, const cldm_spirv_module *m,
@@ -48,6 +91,10 @@ cldm_spirv_status cldm_spirv_report_fill(cldm_spirv_report *report, const cldm_s
     k->takes_heap = allocating ? allocating[e->fn] : 0;
     k->num_user_args = m->fn[e->fn].nparams;
     k->heap_arg_index = k->takes_heap ? k->num_user_args : UINT32_MAX;
+  }
+  if (report_linkage(report, m, d, allocating)) {
+    cldm_spirv_report_free(report);
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   }
   return CLDM_SPIRV_OK;
 }
