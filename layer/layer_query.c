@@ -74,36 +74,61 @@ static cl_int cldm_answer_name_list(cldm_info_query_fn query, const void *obj, c
   return err;
 }
 
-/* Answers a cl_name_version array with our entry appended (once). */
-static cl_int cldm_answer_name_versions(cldm_info_query_fn query, const void *obj, cl_uint name,
-                                        size_t param_value_size, void *param_value,
-                                        size_t *param_value_size_ret)
+/* Answers an array query with `elem` (elem_size bytes) appended, unless an element is
+ * already the `same` as it. Errors of the driver's answer are returned unchanged. */
+static cl_int cldm_answer_array(cldm_info_query_fn query, const void *obj, cl_uint name,
+                                const void *elem, size_t elem_size,
+                                int (*same)(const void *a, const void *b),
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret)
 {
   void *orig;
   size_t orig_size;
   cl_int err = cldm_info_fetch(query, obj, name, &orig, &orig_size);
   if (err != CL_SUCCESS)
     return err;
-  size_t n = orig_size / sizeof(cl_name_version);
-  cl_name_version *answer = calloc(n + 1, sizeof(*answer));
+  size_t n = orig_size / elem_size;
+  char *answer = malloc((n + 1) * elem_size);
   if (!answer) {
     free(orig);
     return CL_OUT_OF_HOST_MEMORY;
   }
-  memcpy(answer, orig, n * sizeof(*answer));
+  memcpy(answer, orig, n * elem_size);
   int present = 0;
-  for (size_t i = 0; i < n; i++)
-    present |= strncmp(answer[i].name, cldm_ext_name, CL_NAME_VERSION_MAX_NAME_SIZE) == 0;
-  if (!present) {
-    answer[n].version = CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION;
-    memcpy(answer[n].name, cldm_ext_name, sizeof(cldm_ext_name));
-    n++;
-  }
-  err = cldm_info_return(answer, n * sizeof(*answer), param_value_size, param_value,
+  for (size_t i = 0; i < n && !present; i++)
+    present = same(answer + i * elem_size, elem);
+  if (!present)
+    memcpy(answer + n++ * elem_size, elem, elem_size);
+  err = cldm_info_return(answer, n * elem_size, param_value_size, param_value,
                          param_value_size_ret);
   free(answer);
   free(orig);
   return err;
+}
+
+static int cldm_same_name_version(const void *a, const void *b)
+{
+  return strncmp(((const cl_name_version *)a)->name, ((const cl_name_version *)b)->name,
+                 CL_NAME_VERSION_MAX_NAME_SIZE) == 0;
+}
+
+static int cldm_same_string(const void *a, const void *b)
+{
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  return x && y && !strcmp(x, y);
+}
+
+/* Answers a cl_name_version array with our entry appended (once). */
+static cl_int cldm_answer_name_versions(cldm_info_query_fn query, const void *obj, cl_uint name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret)
+{
+  cl_name_version ours;
+  memset(&ours, 0, sizeof(ours));
+  ours.version = CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION;
+  memcpy(ours.name, cldm_ext_name, sizeof(cldm_ext_name));
+  return cldm_answer_array(query, obj, name, &ours, sizeof(ours), cldm_same_name_version,
+                           param_value_size, param_value, param_value_size_ret);
 }
 
 /* Answers CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR (an array of const char *) with our
@@ -111,29 +136,9 @@ static cl_int cldm_answer_name_versions(cldm_info_query_fn query, const void *ob
 static cl_int cldm_answer_spirv_sets(cl_device_id device, size_t param_value_size,
                                      void *param_value, size_t *param_value_size_ret)
 {
-  void *orig;
-  size_t orig_size;
-  cl_int err = cldm_info_fetch(cldm_query_device, device,
-                               CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, &orig, &orig_size);
-  if (err != CL_SUCCESS)
-    return err; /* the driver does not answer: neither do we */
-  size_t n = orig_size / sizeof(const char *);
-  const char **answer = calloc(n + 1, sizeof(*answer));
-  if (!answer) {
-    free(orig);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  memcpy(answer, orig, n * sizeof(*answer));
-  int present = 0;
-  for (size_t i = 0; i < n; i++)
-    present |= answer[i] && !strcmp(answer[i], cldm_spirv_set_name);
-  if (!present)
-    answer[n++] = cldm_spirv_set_name;
-  err = cldm_info_return(answer, n * sizeof(*answer), param_value_size, param_value,
-                         param_value_size_ret);
-  free(answer);
-  free(orig);
-  return err;
+  return cldm_answer_array(cldm_query_device, device, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR,
+                           &cldm_spirv_set_name, sizeof(cldm_spirv_set_name), cldm_same_string,
+                           param_value_size, param_value, param_value_size_ret);
 }
 
 cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info param_name,
