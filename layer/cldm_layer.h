@@ -100,6 +100,8 @@ cl_platform_id cldm_context_platform(cl_context context);
 int cldm_device_supported(cl_device_id device);
 /* The current heap-size setting of a supported device (spec 1.2). */
 size_t cldm_device_heap_size(cl_device_id device);
+/* CL_DEVICE_MAX_MEM_ALLOC_SIZE of the device (0 if unknown). */
+cl_ulong cldm_device_max_alloc(cl_device_id device);
 /* clSetDeviceHeapSizeEXT's rules (spec 1.2). */
 cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */

@@ -156,6 +156,16 @@ int cldm_device_supported(cl_device_id device)
   return supported;
 }
 
+cl_ulong cldm_device_max_alloc(cl_device_id device)
+{
+  if (cldm_device_ensure(device) != CL_SUCCESS)
+    return 0;
+  pthread_mutex_lock(&cldm_devices_lock);
+  cl_ulong max = cldm_device_find(device)->max_alloc;
+  pthread_mutex_unlock(&cldm_devices_lock);
+  return max;
+}
+
 size_t cldm_device_heap_size(cl_device_id device)
 {
   if (cldm_device_ensure(device) != CL_SUCCESS)

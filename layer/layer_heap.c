@@ -134,17 +134,27 @@ static cl_int cldm_heap_write_image(cldm_heap *h, const void *image)
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
 
+/* Bytes of memory a heap of `device` gets now: its heap-size setting rounded down to whole
+ * pages, plus the allocator's metadata (cldm_heap_buffer_size), but never more than one
+ * allocation may be (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the
+ * usable size instead (spec 1.2). */
+static uint64_t cldm_heap_bytes_for(cl_device_id device)
+{
+  uint64_t bytes = cldm_heap_buffer_size(cldm_device_heap_size(device));
+  cl_ulong max = cldm_device_max_alloc(device);
+  return max && bytes > max ? max : bytes;
+}
+
 /* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
 static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out)
 {
-  size_t setting = cldm_device_heap_size(device);
   cldm_heap *h = calloc(1, sizeof(*h));
   if (!h)
     return CL_OUT_OF_HOST_MEMORY;
   h->context = context;
   h->device = device;
   h->svm = cldm_heap_use_svm(device);
-  h->buffer_bytes = cldm_heap_buffer_size(setting);
+  h->buffer_bytes = cldm_heap_bytes_for(device);
   h->image_size = cldm_heap_image_size(h->buffer_bytes);
   void *image = malloc(h->image_size);
   cl_int err = CL_OUT_OF_HOST_MEMORY;
@@ -209,7 +219,7 @@ cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *
 /* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
 static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
 {
-  uint64_t bytes = cldm_heap_buffer_size(cldm_device_heap_size(device));
+  uint64_t bytes = cldm_heap_bytes_for(device);
   size_t image_size = cldm_heap_image_size(bytes);
   void *image = malloc(image_size);
   cldm_heap_stats stats;

@@ -4,7 +4,8 @@
  * invalid and double frees counted and harmless, reset, heap-size rules against live heaps
  * (before the first launch, after, in a second context, again once the contexts are gone),
  * two queues sharing a heap, two contexts with separate heaps, and contexts still being
- * destroyed once the application releases them (the layer frees its heaps).
+ * destroyed once the application releases them (the layer frees its heaps), and a heap as
+ * large as the device allows.
  */
 #include "e2e_util.h"
 
@@ -177,12 +178,40 @@ static void test_heap_size_rules_and_lifetime(void **state)
   assert_int_equal(v, 4u << 20);
 }
 
+/* The largest setting (CL_DEVICE_MAX_MEM_ALLOC_SIZE) still gives a heap: the metadata comes
+ * out of the usable size, not on top of the limit (spec 1.2). */
+static void test_heap_at_max_alloc(void **state)
+{
+  e2e_lookup(&t);
+  cl_ulong max_alloc = 0;
+  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, NULL), CL_SUCCESS);
+  assert_int_equal(t.set_heap_size(t.device, (size_t)max_alloc), CL_SUCCESS);
+  e2e_open(&t);
+  cl_program p = e2e_program(&t, "exhaust");
+  cl_kernel grab = e2e_kernel(p, "grab"), release = e2e_kernel(p, "release");
+  cl_mem ptrs = e2e_buffer(&t, 64 * sizeof(cl_ulong));
+  set_args_grab(grab, ptrs, 1u << 20); /* 64 MiB in 1 MiB blocks */
+  clSetKernelArg(release, 0, sizeof(cl_mem), &ptrs);
+  e2e_run(&t, grab, 64);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 64);
+  cl_ulong size = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
+  assert_true(size < max_alloc && size > max_alloc - max_alloc / 50);
+  e2e_run(&t, release, 64);
+  clReleaseMemObject(ptrs);
+  clReleaseKernel(grab);
+  clReleaseKernel(release);
+  clReleaseProgram(p);
+  e2e_close(&t);
+  assert_int_equal(t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT), CL_SUCCESS);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exhaustion_and_reuse),
       cmocka_unit_test(test_invalid_frees),
       cmocka_unit_test(test_heap_size_rules_and_lifetime),
+      cmocka_unit_test(test_heap_at_max_alloc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
