@@ -16,9 +16,9 @@
  *   256        +--------------------------------------------------------------+   |
  *              | hints  u32[72 classes][16]   page index + 1 (0: none)        |   | image:
  *              +--------------------------------------------------------------+   | written by
- *              | descs  u32[num_pages]        kind:8 | count:24 per page      |   | the host to
+ *              | descs  u32[num_pages]  kind:8 | count:24, owns the page    |   | the host to
  *              +--------------------------------------------------------------+   | create or
- *              | pool   u32[ceil(num_pages/32)]  bit set = page taken         |   | reset (all
+ *              | pool   u32[ceil(num_pages/32)]  index, bit set = taken     |   | reset (all
  *              +--------------------------------------------------------------+   | zero but
  *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   | the header)
  *              | while the page is in the pool                                |  /
@@ -39,7 +39,7 @@
  *   when any class takes it over, or a large request sweeps it back). Larger requests take
  *   runs of whole pages from the pool, slabs from the bottom, runs from the top (cldm_pool.clh,
  *   cldm_large.clh).
- * - Slab allocation reserves a slot by an atomic add on the page descriptor's count, then sets
+ * - Slab allocation reserves a slot by a CAS on the page descriptor's count, then sets
  *   a bit of the page's slot bitmap with an atomic or, starting at the bit named by the count it
  *   saw (its "ticket": concurrent reservers hold distinct tickets, so they go to distinct bits)
  *   (cldm_slab.clh). Per class, 16 hint slots name pages to try first; callers start at a
@@ -47,7 +47,11 @@
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
  *   work-item must finish (work-items of a pocl work-group run one after another on one thread,
- *   GPU lanes get no independent progress). No locks, no spinning on a flag.
+ *   GPU lanes get no independent progress). No locks, no spinning on a flag. A page belongs to
+ *   whoever moves its descriptor out of FREE in one CAS (as a slab already holding its taker's
+ *   reservations, or as part of a run), and no reservation is taken back once others could see
+ *   it, so a search never misses room that exists: NULL means full, also under contention
+ *   (checked on 16 cores).
  * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
  *   kind) and atomically clears what marks it live; anything else is counted as an invalid free
  *   and changes nothing. Double frees lose the atomic and are counted.
