@@ -93,7 +93,8 @@ static void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uin
   cldm_heap_stats s = dt_heap_stats(&g_env, heap);
   if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
       s.invalid_frees != invalid)
-    fprintf(stderr, "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
+    fprintf(stderr,
+            "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
             (unsigned long long)s.bytes_in_use, (unsigned long long)s.live_allocations,
             (unsigned long long)s.failed_allocations, (unsigned long long)s.invalid_frees,
             (unsigned long long)bytes, (unsigned long long)live, (unsigned long long)failed,
