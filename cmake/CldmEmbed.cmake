@@ -17,7 +17,8 @@ file(READ "${CLDM_EMBED_IN}" hex HEX)
 string(LENGTH "${hex}" hex_len)
 math(EXPR rem "${hex_len} % 8")
 if(hex_len LESS 40 OR NOT rem EQUAL 0)
-  message(FATAL_ERROR "CldmEmbed.cmake: ${CLDM_EMBED_IN}: not a SPIR-V binary (size ${hex_len} hex digits)")
+  message(FATAL_ERROR
+          "CldmEmbed.cmake: ${CLDM_EMBED_IN}: not a SPIR-V binary (${hex_len} hex digits)")
 endif()
 string(SUBSTRING "${hex}" 0 8 magic)
 if(magic STREQUAL "03022307")          # little-endian file

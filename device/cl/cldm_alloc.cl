@@ -13,19 +13,18 @@
  *              | header, 256 B: magic, layout version, geometry (offsets      |  \
  *              | below), counters on their own 64-byte lines: granules in use |   |
  *              | and peak, failed allocations, invalid frees                  |   |
- *   256        +--------------------------------------------------------------+   | image:
- *              | hints  u32[72 classes][16]   page index + 1 (0: none)        |   | written by
- *              +--------------------------------------------------------------+   | the host to
- *              | descs  u32[num_pages]        kind:8 | count:24 per page      |   | create or
- *              +--------------------------------------------------------------+   | reset
- *              | pool   u32[ceil(num_pages/32)]  bit set = page taken         |  /
- *              +--------------------------------------------------------------+
- *              | slot bitmaps u32[num_pages][128]  (4096 bits per page; no    |  no init
- *              | init: a page's words are cleared when it leaves the pool     |
- *              | for a class)                                                 |
+ *   256        +--------------------------------------------------------------+   |
+ *              | hints  u32[72 classes][16]   page index + 1 (0: none)        |   | image:
+ *              +--------------------------------------------------------------+   | written by
+ *              | descs  u32[num_pages]  kind:8 | count:24, owns the page    |   | the host to
+ *              +--------------------------------------------------------------+   | create or
+ *              | pool   u32[ceil(num_pages/32)]  index, bit set = taken     |   | reset (all
+ *              +--------------------------------------------------------------+   | zero but
+ *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   | the header)
+ *              | while the page is in the pool                                |  /
  *   pages_off  +--------------------------------------------------------------+  (4 KiB-aligned)
- *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each
- *              +--------------------------------------------------------------+
+ *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each,
+ *              +--------------------------------------------------------------+  no init
  *
  *   a slab page of class c:  | slot 0 | slot 1 | ... | slot n-1 | (tail < one slot) |
  *                            n = min(65536 / bytes(c), 4096); slot i = bit i of its bitmap
@@ -40,7 +39,7 @@
  *   when any class takes it over, or a large request sweeps it back). Larger requests take
  *   runs of whole pages from the pool, slabs from the bottom, runs from the top (cldm_pool.clh,
  *   cldm_large.clh).
- * - Slab allocation reserves a slot by an atomic add on the page descriptor's count, then sets
+ * - Slab allocation reserves a slot by a CAS on the page descriptor's count, then sets
  *   a bit of the page's slot bitmap with an atomic or, starting at the bit named by the count it
  *   saw (its "ticket": concurrent reservers hold distinct tickets, so they go to distinct bits)
  *   (cldm_slab.clh). Per class, 16 hint slots name pages to try first; callers start at a
@@ -48,7 +47,11 @@
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
  *   work-item must finish (work-items of a pocl work-group run one after another on one thread,
- *   GPU lanes get no independent progress). No locks, no spinning on a flag.
+ *   GPU lanes get no independent progress). No locks, no spinning on a flag. A page belongs to
+ *   whoever moves its descriptor out of FREE in one CAS (as a slab already holding its taker's
+ *   reservations, or as part of a run), and no reservation is taken back once others could see
+ *   it, so a search never misses room that exists: NULL means full, also under contention
+ *   (checked on 16 cores).
  * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
  *   kind) and atomically clears what marks it live; anything else is counted as an invalid free
  *   and changes nothing. Double frees lose the atomic and are counted.
@@ -210,20 +213,18 @@ static inline void cldm_account(const cldm_heap *h, uint alloc_units, uint free_
     cldm_stats_invalid_free(h, invalid);
 }
 
-/* malloc without statistics; in the sub-group variant, the lanes asking for the same class as
- * lane 0 share one reservation (one atomic on one page descriptor for all of them). */
-static inline global void *cldm_malloc_raw(const cldm_heap *h, size_t size, uint *units) {
-  *units = 0u;
 #if CLDM_SUBGROUPS
-  uint c = size == 0u ? CLDM_CLASS_NONE : cldm_class_for(h, size, CLDM_GRANULE_BYTES);
-  uint lane = cldm_lane();
-  uint c0 = sub_group_broadcast(c, 0u);
-  uint same = c == c0 && c < CLDM_NUM_CLASSES;
-  uint want = sub_group_reduce_add(same);
-  uint rank = sub_group_scan_exclusive_add(same);
+/* One round of serving same-class lanes together: lane 0 reserves slots for the `want` lanes
+ * still needing one (one atomic on one descriptor), the first `granted` of them take theirs.
+ * Straight-line group operations only: pocl 6.0 mis-executes sub-group functions reached
+ * under a branch or in a loop with an early exit, so rounds are repeated, not looped. */
+static inline void cldm_sg_round(const cldm_heap *h, uint lane, uint c0, uint seed, uint *need,
+                                 global void **served) {
+  uint want = sub_group_reduce_add(*need);
+  uint rank = sub_group_scan_exclusive_add(*need);
   uint page = CLDM_NO_PAGE, ticket = 0u, granted = 0u;
-  if (lane == 0u && want > 1u) {
-    cldm_grant g = cldm_slab_acquire(h, c0, want, cldm_seed(h, size, CLDM_GRANULE_BYTES));
+  if (lane == 0u && want > 1u) { /* a lone request takes the per-work-item path */
+    cldm_grant g = cldm_slab_acquire(h, c0, want, seed);
     page = g.page;
     ticket = g.ticket;
     granted = g.count;
@@ -231,15 +232,36 @@ static inline global void *cldm_malloc_raw(const cldm_heap *h, size_t size, uint
   page = sub_group_broadcast(page, 0u);
   ticket = sub_group_broadcast(ticket, 0u);
   granted = sub_group_broadcast(granted, 0u);
-  if (same && rank < granted) {
+  if (*need && rank < granted) {
     /* acquire: pairs with the release that published the page (lane 0's, or its claimer's),
      * so the cleared bitmap is visible here before this lane sets its bit */
     cldm_load_acquire(h->descs + page);
-    global void *p = cldm_slab_take(h, page, c0, ticket + rank);
-    if (p) {
-      *units = cldm_class_bytes(c0) >> CLDM_GRANULE_SHIFT;
-      return p;
-    }
+    *served = cldm_slab_take(h, page, c0, ticket + rank); /* NULL only if corrupted */
+    *need = 0u;
+  }
+}
+#endif
+
+/* malloc without statistics. In the sub-group variant, the lanes asking for the same class as
+ * lane 0 are served together, in up to four rounds (a page of a large class may have fewer free
+ * slots than lanes); lanes still unserved and lanes of other classes take the per-work-item
+ * path. */
+static inline global void *cldm_malloc_raw(const cldm_heap *h, size_t size, uint *units) {
+  *units = 0u;
+#if CLDM_SUBGROUPS
+  uint c = size == 0u ? CLDM_CLASS_NONE : cldm_class_for(h, size, CLDM_GRANULE_BYTES);
+  uint lane = cldm_lane();
+  uint c0 = sub_group_broadcast(c, 0u);
+  uint seed = sub_group_broadcast(cldm_seed(h, size, CLDM_GRANULE_BYTES), 0u);
+  uint need = c == c0 && c < CLDM_NUM_CLASSES;
+  global void *served = 0;
+  cldm_sg_round(h, lane, c0, seed, &need, &served);
+  cldm_sg_round(h, lane, c0, cldm_hash(seed + 1u), &need, &served);
+  cldm_sg_round(h, lane, c0, cldm_hash(seed + 2u), &need, &served);
+  cldm_sg_round(h, lane, c0, cldm_hash(seed + 3u), &need, &served);
+  if (served) {
+    *units = cldm_class_bytes(c0) >> CLDM_GRANULE_SHIFT;
+    return served;
   }
 #endif
   return size == 0u ? 0 : cldm_alloc_raw(h, size, CLDM_GRANULE_BYTES, units);

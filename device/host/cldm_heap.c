@@ -39,9 +39,9 @@ static void cldm_layout_for_pages(uint32_t num_pages, cldm_layout *l) {
   l->pool_offset = (uint32_t)off;
   l->pool_words = (num_pages + 31u) / 32u;
   off = cldm_align_up(off + 4ull * l->pool_words, CLDM_META_ALIGN);
-  l->image_bytes = (uint32_t)off;
   l->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
+  l->image_bytes = (uint32_t)off; /* every bitmap starts clear: claiming a page costs no init */
   l->pages_offset = cldm_align_up(off, CLDM_PAGES_ALIGN);
   l->buffer_bytes = l->pages_offset + (uint64_t)num_pages * CLDM_PAGE_BYTES;
 }
@@ -107,7 +107,7 @@ int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
   cldm_layout_for_pages(n, &l);
   if (dst_size < l.image_bytes)
     return -1;
-  memset(dst, 0, l.image_bytes); /* counters 0, hints empty, descriptors free, pool free */
+  memset(dst, 0, l.image_bytes); /* counters 0, hints empty, pages free, bitmaps clear */
   memset(&h, 0, sizeof h);
   h.magic = CLDM_HEAP_MAGIC;
   h.layout_version = CLDM_HEAP_LAYOUT_VERSION;

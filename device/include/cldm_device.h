@@ -45,7 +45,8 @@ extern "C" {
 
 /* Device features a module variant may require (bit set). */
 enum {
-  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0, /* OpenCL C 2.0 atomics: explicit order, device scope */
+  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0, /* OpenCL C 2.0 atomics: explicit order, device
+                                                 scope */
   CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
   CLDM_DEVICE_FEATURE_GENERIC_AS = 1u << 3,    /* generic address space */

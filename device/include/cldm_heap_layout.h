@@ -81,10 +81,12 @@ typedef struct cldm_heap_header {
   cldm_u32 hints_per_class;  /* 20 CLDM_HINTS_PER_CLASS */
   cldm_u32 hints_offset;     /* 24 bytes from the heap base: u32[num_classes][hints_per_class] */
   cldm_u32 descs_offset;     /* 28 u32[num_pages] page descriptors */
-  cldm_u32 pool_offset;      /* 32 u32[pool_words] page-pool bitmap, bit set = page taken */
+  cldm_u32 pool_offset;      /* 32 u32[pool_words] index of free pages, bit set = taken (a
+                                    hint: the descriptor decides, cldm_pool.clh) */
   cldm_u32 pool_words;       /* 36 */
   cldm_u32 bitmaps_offset;   /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
-  cldm_u32 image_bytes;      /* 44 bytes the host writes to create/reset the heap */
+  cldm_u32 image_bytes;      /* 44 bytes the host writes to create/reset the heap: header and
+                                    all metadata up to the first page */
   cldm_u64 pages_offset;     /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
   cldm_u64 usable_bytes;     /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */

@@ -93,7 +93,8 @@ static void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uin
   cldm_heap_stats s = dt_heap_stats(&g_env, heap);
   if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
       s.invalid_frees != invalid)
-    fprintf(stderr, "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
+    fprintf(stderr,
+            "stats: bytes %llu live %llu failed %llu invalid %llu; expected %llu %llu %llu %llu\n",
             (unsigned long long)s.bytes_in_use, (unsigned long long)s.live_allocations,
             (unsigned long long)s.failed_allocations, (unsigned long long)s.invalid_frees,
             (unsigned long long)bytes, (unsigned long long)live, (unsigned long long)failed,
@@ -105,6 +106,35 @@ static void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uin
   assert_int_equal(s.invalid_frees, invalid);
   assert_true(s.peak_bytes_in_use >= s.bytes_in_use);
   assert_true(s.peak_bytes_in_use <= s.size);
+}
+
+/* Prints, for diagnosis, every page whose descriptor count differs from the number of bits set
+ * in its slot bitmap, or whose slab has free slots, and the pool words. */
+static void dump_pages(const dt_heap *heap) {
+  size_t n = (size_t)dt_heap_pages_offset(&g_env, heap);
+  unsigned char *meta = malloc(n);
+  cldm_heap_header h;
+  DT_CHECK(clEnqueueReadBuffer(g_env.queue, heap->buf, CL_TRUE, 0, n, meta, 0, NULL, NULL));
+  memcpy(&h, meta, sizeof h);
+  for (uint32_t p = 0; p < h.num_pages; p++) {
+    uint32_t d, bits = 0, w;
+    memcpy(&d, meta + h.descs_offset + 4 * p, 4);
+    for (uint32_t k = 0; k < CLDM_SLOT_BITMAP_WORDS; k++) {
+      memcpy(&w, meta + h.bitmaps_offset + (size_t)p * CLDM_SLOT_BITMAP_BYTES + 4 * k, 4);
+      bits += (uint32_t)__builtin_popcount(w);
+    }
+    uint32_t kind = d >> CLDM_DESC_KIND_SHIFT, count = d & CLDM_DESC_COUNT_MASK;
+    uint32_t slots = kind >= 1 && kind <= CLDM_NUM_CLASSES ? cldm_class_slots(kind - 1) : 0;
+    if (slots && (count != bits || count != slots))
+      fprintf(stderr, "page %u: class %u count %u bits %u slots %u\n", p, kind - 1, count, bits,
+              slots);
+  }
+  for (uint32_t k = 0; k < h.pool_words; k++) {
+    uint32_t w;
+    memcpy(&w, meta + h.pool_offset + 4 * k, 4);
+    fprintf(stderr, "pool word %u: %08x\n", k, w);
+  }
+  free(meta);
 }
 
 /* ---- kernel drivers ------------------------------------------------------------------------ */
@@ -723,7 +753,10 @@ static void test_contention(void **state) {
   for (size_t i = 0; i < n; i++)
     sizes[i] = 16;
   run_malloc(&heap, sizes, offs, n, 1);
-  assert_int_equal(check_disjoint(&heap, offs, sizes, n), n);
+  size_t got = check_disjoint(&heap, offs, sizes, n);
+  if (got != n)
+    dump_pages(&heap);
+  assert_int_equal(got, n);
   for (size_t k = 0; k < 4; k++) { /* page 3, slots far apart */
     holes[k] = pages + 3 * (uint64_t)CLDM_PAGE_BYTES + 16ull * free_slots[k];
     for (size_t i = 0; i < n; i++)
