@@ -185,7 +185,8 @@ cl_int cldm_device_set_heap_size(cl_device_id device, size_t size)
   cldm_device_state *st = cldm_device_find(device);
   if (!st->supported)
     err = CL_INVALID_DEVICE;
-  else if (size == 0 || size < CL_DEVICE_HEAP_SIZE_MIN_EXT || (st->max_alloc && size > st->max_alloc))
+  else if (size == 0 || size < CL_DEVICE_HEAP_SIZE_MIN_EXT || (st->max_alloc && size > st->max_alloc) ||
+           size > cldm_heap_max_size())
     err = CL_INVALID_VALUE;
   else if (st->live_heaps > 0)
     err = CL_INVALID_OPERATION;
