@@ -59,8 +59,12 @@ fetch_khronos_loader() {
   log "fetching the Khronos OpenCL-ICD-Loader $CLDM_KHRONOS_VERSION (Debian sid binary)"
   local tmp; tmp=$(mktemp -d)
   private_apt sid "deb http://deb.debian.org/debian sid main" update >/dev/null
-  (cd "$tmp" && private_apt sid "deb http://deb.debian.org/debian sid main" \
-      download "khronos-opencl-icd-libopencl1=$CLDM_KHRONOS_VERSION" >/dev/null)
+  # the pinned version, or (if sid has moved on) sid's current one
+  (cd "$tmp" && { private_apt sid "deb http://deb.debian.org/debian sid main" \
+      download "khronos-opencl-icd-libopencl1=$CLDM_KHRONOS_VERSION" >/dev/null 2>&1 ||
+    { log "version $CLDM_KHRONOS_VERSION is gone from sid; taking sid's current one";
+      private_apt sid "deb http://deb.debian.org/debian sid main" \
+        download khronos-opencl-icd-libopencl1 >/dev/null; }; })
   rm -rf "$CLDM_KHRONOS_DIR.tmp"; mkdir -p "$CLDM_KHRONOS_DIR.tmp"
   dpkg -x "$tmp"/khronos-opencl-icd-libopencl1_*.deb "$CLDM_KHRONOS_DIR.tmp"
   rm -rf "$tmp" "$CLDM_KHRONOS_DIR"; mv "$CLDM_KHRONOS_DIR.tmp" "$CLDM_KHRONOS_DIR"
@@ -73,8 +77,12 @@ build_pocl() {
   if [ ! -d "$src/pocl-src" ]; then
     rm -rf "$src"; mkdir -p "$src"
     private_apt trixie "deb-src http://deb.debian.org/debian trixie main" update >/dev/null
-    (cd "$src" && private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
-        source --only-source "pocl=$CLDM_POCL_VERSION" >/dev/null 2>&1)
+    # the pinned version, or (after a trixie point release) trixie's current one
+    (cd "$src" && { private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
+        source --only-source "pocl=$CLDM_POCL_VERSION" >/dev/null 2>&1 ||
+      { log "pocl $CLDM_POCL_VERSION is gone from trixie; taking trixie's current pocl";
+        private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
+          source --only-source pocl >/dev/null 2>&1; }; })
     local d; d=$(find "$src" -maxdepth 1 -type d -name 'pocl-*' | head -1)
     [ -n "$d" ] || { log "apt-get source pocl=$CLDM_POCL_VERSION failed"; exit 1; }
     mv "$d" "$src/pocl-src"
