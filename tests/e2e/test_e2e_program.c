@@ -109,6 +109,31 @@ static void test_malformed_modules_rejected(void **state)
   free(il);
 }
 
+/* Runs `fill` (2 visible arguments) on `items` work-items of `program`, checks that the heap
+ * gained exactly that many allocations, frees them with `release` and checks they are gone. */
+static void fill_and_release(cl_program program, size_t items)
+{
+  cl_kernel k = e2e_kernel(program, "fill");
+  cl_uint nargs;
+  clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
+  assert_int_equal(nargs, 2);
+  cl_mem ptrs = e2e_buffer(&t, items * sizeof(cl_ulong));
+  cl_uint n = 4;
+  assert_int_equal(clSetKernelArg(k, 2, sizeof(cl_mem), &ptrs), CL_INVALID_ARG_INDEX);
+  clSetKernelArg(k, 0, sizeof(cl_mem), &ptrs);
+  clSetKernelArg(k, 1, sizeof(n), &n);
+  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
+  e2e_run(&t, k, items);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + items);
+  cl_kernel r = e2e_kernel(program, "release");
+  clSetKernelArg(r, 0, sizeof(cl_mem), &ptrs);
+  e2e_run(&t, r, items);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0);
+  clReleaseKernel(k);
+  clReleaseKernel(r);
+  clReleaseMemObject(ptrs);
+}
+
 static void test_il_khr_entry_point(void **state)
 {
   typedef cl_program(CL_API_CALL * create_fn)(cl_context, const void *, size_t, cl_int *);
@@ -122,24 +147,7 @@ static void test_il_khr_entry_point(void **state)
   assert_int_equal(err, CL_SUCCESS);
   assert_int_equal(count_dumps(), dumps + 1); /* lowered, and dumped */
   assert_int_equal(clBuildProgram(p, 1, &t.device, "", NULL, NULL), CL_SUCCESS);
-  cl_kernel k = e2e_kernel(p, "fill");
-  cl_uint nargs;
-  clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
-  assert_int_equal(nargs, 2);
-  cl_mem ptrs = e2e_buffer(&t, 32 * sizeof(cl_ulong));
-  cl_uint n = 4;
-  clSetKernelArg(k, 0, sizeof(cl_mem), &ptrs);
-  clSetKernelArg(k, 1, sizeof(n), &n);
-  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
-  e2e_run(&t, k, 32);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + 32);
-  cl_kernel r = e2e_kernel(p, "release");
-  clSetKernelArg(r, 0, sizeof(cl_mem), &ptrs);
-  e2e_run(&t, r, 32);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0);
-  clReleaseKernel(k);
-  clReleaseKernel(r);
-  clReleaseMemObject(ptrs);
+  fill_and_release(p, 32);
   clReleaseProgram(p);
   free(il);
 }
@@ -154,24 +162,7 @@ static void test_compile_and_link_whole_program(void **state)
   assert_int_equal(clCompileProgram(p, 1, &t.device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
   cl_program linked = clLinkProgram(t.context, 1, &t.device, "", 1, &p, NULL, NULL, &err);
   assert_int_equal(err, CL_SUCCESS);
-  cl_kernel k = e2e_kernel(linked, "fill");
-  cl_uint nargs;
-  clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
-  assert_int_equal(nargs, 2);
-  cl_mem ptrs = e2e_buffer(&t, 16 * sizeof(cl_ulong));
-  cl_uint n = 2;
-  assert_int_equal(clSetKernelArg(k, 2, sizeof(cl_mem), &ptrs), CL_INVALID_ARG_INDEX);
-  clSetKernelArg(k, 0, sizeof(cl_mem), &ptrs);
-  clSetKernelArg(k, 1, sizeof(n), &n);
-  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
-  e2e_run(&t, k, 16);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + 16);
-  cl_kernel r = e2e_kernel(linked, "release");
-  clSetKernelArg(r, 0, sizeof(cl_mem), &ptrs);
-  e2e_run(&t, r, 16);
-  clReleaseKernel(k);
-  clReleaseKernel(r);
-  clReleaseMemObject(ptrs);
+  fill_and_release(linked, 16);
   clReleaseProgram(linked);
   clReleaseProgram(p);
   free(il);
