@@ -184,14 +184,15 @@ static cldm_ptx_status unsupported(cldm_ptx_log *log, size_t word, const char *f
   return CLDM_PTX_E_UNSUPPORTED;
 }
 
-/* Reads a literal string of at most `max` words into buf. */
+/* Reads a literal string of at most `max` words into buf, non-printable bytes as '?' (it may
+ * end up in a log). */
 static void literal(const uint32_t *w, size_t max, char *buf, size_t size) {
   size_t n = 0;
   for (size_t i = 0; i < max * 4 && n + 1 < size; i++) {
-    char c = (char)(w[i / 4] >> (8 * (i % 4)));
+    unsigned char c = (unsigned char)(w[i / 4] >> (8 * (i % 4)));
     if (!c)
       break;
-    buf[n++] = c;
+    buf[n++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
   }
   buf[n] = '\0';
 }
