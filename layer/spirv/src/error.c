@@ -72,8 +72,3 @@ void cldm_spirv_error_clear(cldm_spirv_error *err) {
     err->message[0] = '\0';
   }
 }
-
-const char *cldm_spirv_opname(uint32_t opcode) {
-  const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(opcode);
-  return d ? d->name : "Op<unknown>";
-}
