@@ -147,7 +147,7 @@ static void allocator_errors(void **state) {
   a.words64 = copy;
   a.num_words64 = bump->num_words64;
   expect_allocator_error(&a, "alloc64.spv",
-                         "allocator module: word 0: bad magic number 0x12345678 (SPIR-V is "
+                         "word 0: allocator module: bad magic number 0x12345678 (SPIR-V is "
                          "0x07230203)");
   /* cldm_malloc's export renamed */
   memcpy(copy, bump->words64, bump->num_words64 * 4);

@@ -63,7 +63,8 @@ cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status statu
 cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
                                                const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Re-labels an error found in the allocator module: E_ALLOCATOR, message prefixed. */
+/* Re-labels an error found in the allocator module (E_NOMEM passes through): E_ALLOCATOR,
+ * "word N: <reason>" becomes "word N: allocator module: <reason>". */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status);
 void cldm_spirv_error_clear(cldm_spirv_error *err);
 
