@@ -6,7 +6,7 @@
  * build of each module is shown, the ratio uses the median of three (warm: the smaller build
  * time, so the larger ratio). Prints a table with the ratio lower / build; goal <= 5 %.
  * usage: bench_lower [--allocator FILE.spv] MODULE.spv...
- * Without --allocator the built-in allocator (device/) is used when linked in.
+ * Without --allocator the built-in allocator (device/) is used.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -16,10 +16,8 @@
 
 #include <CL/cl.h>
 
-#include "cldm_spirv.h"
-#ifdef CLDM_BENCH_HAVE_DEVICE
 #include "cldm_device.h"
-#endif
+#include "cldm_spirv.h"
 
 static double now(void) {
   struct timespec t;
@@ -78,14 +76,12 @@ int main(int argc, char **argv) {
     cldm_spirv_report_free(&r);
     first = 3;
   }
-#ifdef CLDM_BENCH_HAVE_DEVICE
   const cldm_device_module *m64 = cldm_device_module_select(64, ~0u);
   if (!alloc.words64 && m64) {
     alloc.words64 = m64->words;
     alloc.num_words64 = m64->num_words;
     fprintf(stderr, "allocator: %s (%zu bytes)\n", m64->name, m64->num_words * 4);
   }
-#endif
   if (first >= argc) {
     fprintf(stderr, "usage: bench_lower [--allocator FILE.spv] MODULE.spv...\n");
     return 2;
