@@ -16,7 +16,9 @@
 
 #include <CL/cl.h>
 
+#include "cldm_cl_device.h"
 #include "cldm_device.h"
+#include "cldm_file.h"
 #include "cldm_spirv.h"
 
 static double now(void) {
@@ -36,19 +38,11 @@ static double median(double *v, int n) {
 }
 
 static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "bench_lower: cannot open %s\n", path);
+  void *d = cldm_file_read(path, size);
+  if (!d) {
+    fprintf(stderr, "bench_lower: cannot read %s\n", path);
     exit(2);
   }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  void *d = malloc((size_t)n);
-  if (!d || fread(d, 1, (size_t)n, f) != (size_t)n)
-    exit(2);
-  fclose(f);
-  *size = (size_t)n;
   return d;
 }
 
@@ -87,11 +81,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   setenv("POCL_KERNEL_CACHE", "0", 1);
-  cl_platform_id platform;
-  cl_device_id dev;
+  cl_device_id dev = cldm_cl_find_device(NULL, NULL, NULL);
   cl_int e;
-  if (clGetPlatformIDs(1, &platform, NULL) || clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev,
-                                                             NULL)) {
+  if (!dev) {
     fprintf(stderr, "bench_lower: no OpenCL device (set OCL_ICD_VENDORS)\n");
     return 2;
   }

@@ -4,7 +4,8 @@
 #     cmocka executable run once by ctest (label "unit").
 # cldm_add_e2e_test(<name> SOURCES <src...> [LIBS <lib...>] [NO_LAYER] [ARGS <arg...>]
 #                   [TIMEOUT <s>] [ENV <VAR=value...>] [VENDORS <dir>])
-#     cmocka executable linked against libOpenCL, registered twice: <name>.ocl-icd runs under
+#     cmocka executable linked against libOpenCL and the support/ helpers (cldm_file.h,
+#     cldm_cl_device.h), registered twice: <name>.ocl-icd runs under
 #     Debian's ocl-icd 2.3.1 and <name>.khronos under the Khronos OpenCL-ICD-Loader (put first
 #     on LD_LIBRARY_PATH). Both see only our pocl 6.0 (OCL_ICD_VENDORS) and, unless NO_LAYER,
 #     the layer through OPENCL_LAYERS. CLDM_TEST_LOADER tells the test which loader it expects.
@@ -42,7 +43,8 @@ function(cldm_add_e2e_test name)
   cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
-  target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl ${OpenCL_LIBRARY} ${T_LIBS})
+  target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl cldm_support cldm_support_cl
+                        ${OpenCL_LIBRARY} ${T_LIBS})
   set(pass)
   if(T_NO_LAYER)
     list(APPEND pass NO_LAYER)

@@ -13,6 +13,7 @@
 #include <CL/cl.h>
 
 #include "spirv_test.h"
+#include "cldm_cl_device.h"
 #include "cldm_device.h"
 
 #define GLOBAL 64
@@ -60,14 +61,11 @@ static const run_case cases[] = {
 };
 
 static int setup(void **state) {
-  cl_platform_id platform;
-  cl_uint n;
-  if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0) {
-    fprintf(stderr, "no OpenCL platform (OCL_ICD_VENDORS=%s)\n", getenv("OCL_ICD_VENDORS"));
+  dev = cldm_cl_find_device(NULL, NULL, NULL);
+  if (!dev) {
+    fprintf(stderr, "no OpenCL device (OCL_ICD_VENDORS=%s)\n", getenv("OCL_ICD_VENDORS"));
     return -1;
   }
-  if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, &n) != CL_SUCCESS)
-    return -1;
   char il[256] = "";
   clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof il, il, NULL);
   if (!strstr(il, "SPIR-V")) {

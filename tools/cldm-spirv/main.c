@@ -16,6 +16,7 @@
 #include "cldm_spirv.h"
 #include "cldm_spirv_dis.h"
 #include "cldm_device.h"
+#include "cldm_file.h"
 
 enum { EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_ALLOCATOR = 4 };
 
@@ -52,31 +53,14 @@ static int read_file(const char *path, void **data, size_t *size) {
     fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
     return -1;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *b = realloc(buf, cap * 2);
-    if (!b) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = b;
-    cap *= 2;
-  }
-  int bad = ferror(f) || !buf;
+  void *buf = cldm_file_read_stream(f, size);
   if (f != stdin)
     fclose(f);
-  if (bad) {
+  if (!buf) {
     fprintf(stderr, "%s: cannot read %s\n", prog, path);
-    free(buf);
     return -1;
   }
   *data = buf;
-  *size = n;
   return 0;
 }
 
