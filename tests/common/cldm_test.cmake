@@ -10,6 +10,8 @@
 #     on LD_LIBRARY_PATH). Both see only our pocl 6.0 (OCL_ICD_VENDORS) and, unless NO_LAYER,
 #     the layer through OPENCL_LAYERS. CLDM_TEST_LOADER tells the test which loader it expects.
 #     VENDORS replaces the pocl vendors dir (the layer tests use a stub ICD).
+# cldm_add_e2e_executable(<name> SOURCES <src...> [LIBS <lib...>])
+#     the executable of cldm_add_e2e_test without registering it (for cldm_add_e2e_run).
 if(NOT CLDM_VENDORS_DIR OR NOT EXISTS "${CLDM_VENDORS_DIR}")
   message(WARNING "CLDM_VENDORS_DIR not set or missing: end-to-end tests will fail (run tools/deps.sh)")
 endif()
@@ -39,12 +41,17 @@ function(cldm_add_unit_test name)
     ENVIRONMENT "${T_ENV};${CLDM_SANITIZER_ENV}")
 endfunction()
 
-function(cldm_add_e2e_test name)
-  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+function(cldm_add_e2e_executable name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
   target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl cldm_support cldm_support_cl
                         ${OpenCL_LIBRARY} ${T_LIBS})
+endfunction()
+
+function(cldm_add_e2e_test name)
+  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+  cldm_add_e2e_executable(${name} SOURCES ${T_SOURCES} LIBS ${T_LIBS})
   set(pass)
   if(T_NO_LAYER)
     list(APPEND pass NO_LAYER)
