@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include "cldm_cl_device.h"
+#include "cldm_file.h"
 
 typedef struct e2e {
   cl_platform_id platform;
@@ -30,7 +32,7 @@ typedef struct e2e {
 
 static inline void e2e_lookup(e2e *t)
 {
-  t->device = cldm_test_find_device(NULL, &t->platform);
+  t->device = cldm_cl_find_device(NULL, NULL, &t->platform);
   assert_non_null(t->device);
   t->set_heap_size = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(t->platform, "clSetDeviceHeapSizeEXT");
   t->heap_info = (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(t->platform, "clGetDeviceHeapInfoEXT");
@@ -66,16 +68,9 @@ static inline void *e2e_read_file(const char *rel, size_t *size)
   const char *dir = getenv("CLDM_TEST_DATA_DIR");
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", rel);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *buf = malloc((size_t)n);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *size = (size_t)n;
+  void *buf = cldm_file_read(path, size);
+  if (!buf)
+    fail_msg("cannot read %s", path);
   return buf;
 }
 

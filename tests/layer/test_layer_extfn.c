@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include "cldm_cl_device.h"
 #include "stub_icd.h"
 
 static const char *const names[] = {"clSetDeviceHeapSizeEXT", "clGetDeviceHeapInfoEXT",
@@ -20,7 +21,7 @@ static const char *const names[] = {"clSetDeviceHeapSizeEXT", "clGetDeviceHeapIn
 static void test_lookup_supported_platform(void **state)
 {
   cl_platform_id pa = NULL;
-  cldm_test_find_device("stub-spirv", &pa);
+  cldm_cl_find_device("stub-spirv", NULL, &pa);
   assert_non_null(pa);
   for (int i = 0; i < 3; i++)
     assert_non_null(clGetExtensionFunctionAddressForPlatform(pa, names[i]));
@@ -37,7 +38,7 @@ static void test_lookup_supported_platform(void **state)
 static void test_lookup_transparent_platform(void **state)
 {
   cl_platform_id pb = NULL;
-  cldm_test_find_device("stub-legacy", &pb);
+  cldm_cl_find_device("stub-legacy", NULL, &pb);
   assert_non_null(pb);
   for (int i = 0; i < 3; i++)
     assert_null(clGetExtensionFunctionAddressForPlatform(pb, names[i]));
@@ -49,7 +50,7 @@ static void test_lookup_transparent_platform(void **state)
 static void test_lookup_deprecated(void **state)
 {
   cl_platform_id pa = NULL;
-  cldm_test_find_device("stub-spirv", &pa);
+  cldm_cl_find_device("stub-spirv", NULL, &pa);
   for (int i = 0; i < 3; i++)
     assert_ptr_equal(clGetExtensionFunctionAddress(names[i]),
                      clGetExtensionFunctionAddressForPlatform(pa, names[i]));
@@ -61,7 +62,7 @@ static void test_lookup_deprecated(void **state)
 static void test_entry_points_reject_bad_queues(void **state)
 {
   cl_platform_id pa = NULL;
-  cldm_test_find_device("stub-spirv", &pa);
+  cldm_cl_find_device("stub-spirv", NULL, &pa);
   clGetDeviceHeapInfoEXT_fn info =
       (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(pa, "clGetDeviceHeapInfoEXT");
   clEnqueueResetDeviceHeapEXT_fn reset =

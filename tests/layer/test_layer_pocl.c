@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include "cldm_cl_device.h"
 
 #define EXT CL_EXT_DEVICE_MALLOC_EXTENSION_NAME
 
@@ -20,7 +21,7 @@ static cl_device_id device;
 
 static int setup(void **state)
 {
-  device = cldm_test_find_device(NULL, &platform);
+  device = cldm_cl_find_device(NULL, NULL, &platform);
   return device ? 0 : -1;
 }
 
@@ -42,18 +43,18 @@ static int count_words(const char *list, const char *word)
 
 static void test_extension_reported(void **state)
 {
-  char *il = cldm_test_device_info(device, CL_DEVICE_IL_VERSION, NULL);
+  char *il = cldm_cl_device_info(device, CL_DEVICE_IL_VERSION, NULL);
   assert_non_null(strstr(il, "SPIR-V"));
   free(il);
-  char *ext = cldm_test_device_info(device, CL_DEVICE_EXTENSIONS, NULL);
+  char *ext = cldm_cl_device_info(device, CL_DEVICE_EXTENSIONS, NULL);
   assert_int_equal(count_words(ext, EXT), 1);
-  assert_true(cldm_test_has_word(ext, "cl_khr_il_program")); /* the driver's list is kept */
+  assert_true(cldm_cl_has_word(ext, "cl_khr_il_program")); /* the driver's list is kept */
   free(ext);
   char *pext = cldm_test_platform_info(platform, CL_PLATFORM_EXTENSIONS, NULL);
   assert_int_equal(count_words(pext, EXT), 1);
   free(pext);
   size_t size = 0;
-  cl_name_version *v = cldm_test_device_info(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, &size);
+  cl_name_version *v = cldm_cl_device_info(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, &size);
   int found = 0;
   for (size_t i = 0; i < size / sizeof(*v); i++)
     if (!strcmp(v[i].name, EXT)) {

@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include "cldm_cl_device.h"
+#include "cldm_file.h"
 #include <CL/cl_icd.h>
 #include "stub_icd.h"
 
@@ -20,14 +22,8 @@ static const char *alloc_path, *noalloc_path;
 
 static void *read_file(const char *path, size_t *size)
 {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  *size = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *buf = malloc(*size);
-  assert_int_equal(fread(buf, 1, *size, f), *size);
-  fclose(f);
+  void *buf = cldm_file_read(path, size);
+  assert_non_null(buf);
   return buf;
 }
 
@@ -53,7 +49,7 @@ static void *driver_il(cl_program p, size_t *size)
 
 static cl_program create(const char *device, const void *il, size_t size, cl_context *ctx)
 {
-  cl_device_id d = cldm_test_find_device(device, NULL);
+  cl_device_id d = cldm_cl_find_device(device, NULL, NULL);
   assert_non_null(d);
   cl_int err;
   *ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);

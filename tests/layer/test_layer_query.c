@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cldm_test_util.h"
+#include "cldm_cl_device.h"
 #include "stub_icd.h"
 
 #define EXT CL_EXT_DEVICE_MALLOC_EXTENSION_NAME
@@ -31,7 +32,7 @@ static void test_loader(void **state)
 
 static void test_spirv_device_extensions(void **state)
 {
-  cl_device_id d = cldm_test_find_device("stub-spirv", NULL);
+  cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   assert_non_null(d);
   const char *want = STUB_DEVICE1_EXTENSIONS EXT " "; /* driver's trailing-space style kept */
   size_t size = 0;
@@ -54,7 +55,7 @@ static void test_spirv_device_extensions(void **state)
 
 static void test_spirv_device_extensions_with_version(void **state)
 {
-  cl_device_id d = cldm_test_find_device("stub-spirv", NULL);
+  cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t size = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, NULL, &size), CL_SUCCESS);
   assert_int_equal(size, 3 * sizeof(cl_name_version));
@@ -73,7 +74,7 @@ static void test_spirv_device_extensions_with_version(void **state)
 
 static void test_spirv_sets(void **state)
 {
-  cl_device_id d = cldm_test_find_device("stub-spirv", NULL);
+  cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t size = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, 0, NULL, &size),
                    CL_SUCCESS);
@@ -90,7 +91,7 @@ static void test_spirv_sets(void **state)
 
 static void test_heap_size_query(void **state)
 {
-  cl_device_id d = cldm_test_find_device("stub-spirv", NULL);
+  cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t v = 0, ret = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, &ret), CL_SUCCESS);
   assert_int_equal(ret, sizeof(size_t));
@@ -104,14 +105,14 @@ static void test_transparent_devices(void **state)
   static const struct { const char *name, *ext; } devs[] = {
       {"stub-plain", STUB_DEVICE0_EXTENSIONS}, {"stub-legacy", STUB_DEVICE2_EXTENSIONS}};
   for (int i = 0; i < 2; i++) {
-    cl_device_id d = cldm_test_find_device(devs[i].name, NULL);
+    cl_device_id d = cldm_cl_find_device(devs[i].name, NULL, NULL);
     assert_non_null(d);
     size_t size = 0;
-    char *ext = cldm_test_device_info(d, CL_DEVICE_EXTENSIONS, &size);
+    char *ext = cldm_cl_device_info(d, CL_DEVICE_EXTENSIONS, &size);
     assert_string_equal(ext, devs[i].ext);
     assert_int_equal(size, strlen(devs[i].ext) + 1);
     free(ext);
-    cl_name_version *v = cldm_test_device_info(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, &size);
+    cl_name_version *v = cldm_cl_device_info(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, &size);
     assert_non_null(v);
     for (size_t k = 0; k < size / sizeof(*v); k++)
       assert_string_not_equal(v[k].name, EXT);
@@ -123,15 +124,15 @@ static void test_transparent_devices(void **state)
   }
   /* the legacy device's IL query stays invalid */
   size_t size;
-  assert_int_equal(clGetDeviceInfo(cldm_test_find_device("stub-legacy", NULL), CL_DEVICE_IL_VERSION,
+  assert_int_equal(clGetDeviceInfo(cldm_cl_find_device("stub-legacy", NULL, NULL), CL_DEVICE_IL_VERSION,
                                    0, NULL, &size), CL_INVALID_VALUE);
 }
 
 static void test_platforms(void **state)
 {
   cl_platform_id pa = NULL, pb = NULL;
-  cldm_test_find_device("stub-spirv", &pa);
-  cldm_test_find_device("stub-legacy", &pb);
+  cldm_cl_find_device("stub-spirv", NULL, &pa);
+  cldm_cl_find_device("stub-legacy", NULL, &pb);
   assert_non_null(pa);
   assert_non_null(pb);
   size_t size = 0;

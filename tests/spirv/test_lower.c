@@ -162,7 +162,9 @@ static void matrix(void **state) {
     }
   }
   print_message("lowered %u modules, %u outputs validated with spirv-val\n", checked, validated);
-  assert_true(validated * 2 > checked); /* most inputs validate (FACTS.md: -O2 may not) */
+  /* most inputs validate; clang-15 -O2 + llvm-spirv-15 output may not (blocks before their
+   * dominators, SPIR-V spec 2.16.1) */
+  assert_true(validated * 2 > checked);
 }
 
 static void not_allocating(void **state) {

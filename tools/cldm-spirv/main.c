@@ -15,9 +15,8 @@
 
 #include "cldm_spirv.h"
 #include "cldm_spirv_dis.h"
-#ifdef CLDM_SPIRV_HAVE_DEVICE
 #include "cldm_device.h"
-#endif
+#include "cldm_file.h"
 
 enum { EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_ALLOCATOR = 4 };
 
@@ -29,13 +28,10 @@ static const char usage_text[] =
     "        calloc/realloc/aligned_alloc) into plain SPIR-V: allocating kernels get the heap\n"
     "        as their last argument and the allocator is linked in. A module that does not\n"
     "        allocate is written out unchanged. --allocator gives a Physical32 or Physical64\n"
-    "        allocator module (repeat for both)"
-#ifdef CLDM_SPIRV_HAVE_DEVICE
-    "; without it the built-in allocator (device/) is used,\n"
+    "        allocator module (repeat for both); without it the built-in allocator (device/) "
+    "is used,\n"
     "        the variant chosen by --features: all (default), none, or a comma list of\n"
-    "        cl20,int64,subgroups,generic"
-#endif
-    ".\n"
+    "        cl20,int64,subgroups,generic.\n"
     "  raise [-o OUT]   Import-linkage calls -> OpExtInst \"SPV_EXT_device_malloc\"\n"
     "  info             kernels, whether each allocates, hidden-argument index, forms used\n"
     "  dis [-o OUT] [--malloc-only]\n"
@@ -57,31 +53,14 @@ static int read_file(const char *path, void **data, size_t *size) {
     fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
     return -1;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *b = realloc(buf, cap * 2);
-    if (!b) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = b;
-    cap *= 2;
-  }
-  int bad = ferror(f) || !buf;
+  void *buf = cldm_file_read_stream(f, size);
   if (f != stdin)
     fclose(f);
-  if (bad) {
+  if (!buf) {
     fprintf(stderr, "%s: cannot read %s\n", prog, path);
-    free(buf);
     return -1;
   }
   *data = buf;
-  *size = n;
   return 0;
 }
 
@@ -187,7 +166,6 @@ static int load_allocators(const options *o, allocators *al) {
       al->a.num_words64 = size / 4;
     }
   }
-#ifdef CLDM_SPIRV_HAVE_DEVICE
   unsigned features = ~0u;
   if (o->features && strcmp(o->features, "all")) {
     features = 0;
@@ -214,13 +192,6 @@ static int load_allocators(const options *o, allocators *al) {
     al->a.words64 = m64->words;
     al->a.num_words64 = m64->num_words;
   }
-#else
-  if (o->features) {
-    fprintf(stderr, "%s: --features needs the built-in allocator (not linked in this build)\n",
-            prog);
-    return EXIT_USAGE;
-  }
-#endif
   return 0;
 }
 

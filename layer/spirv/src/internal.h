@@ -2,6 +2,7 @@
  * internal.h — private interfaces of the SPIR-V engine, grouped by the file that defines them;
  * read top to bottom it is the map of the engine:
  *
+ *   grammar.c    lookups in the generated grammar tables: opcodes, enumerants, ext-inst sets
  *   error.c      status names, the one-line "word N: reason" messages
  *   buf.c        growable word buffers, instruction and string emission
  *   module.c     pass 1: header, endianness, instruction split, logical layout, ids, functions
@@ -16,10 +17,13 @@
  *   link.c       the allocator module: contract checks, id map, type/constant unification
  *   link_emit.c  the allocator module written out: mapped, merged, renamed, blocks reordered
  *   rewrite.c    lowering of the user's functions: heap parameter, calls, allocation sites
+ *   report.c     cldm_spirv_report: kernels, hidden-argument indices
  *   lower.c      cldm_spirv_inspect / cldm_spirv_lower: the pipeline
  *   raise.c      cldm_spirv_raise: Import-linkage form -> OpExtInst form
- *   report.c     cldm_spirv_report: kernels, hidden-argument indices
  *   dis.c        cldm_spirv_disassemble: a printer that knows SPV_EXT_device_malloc
+ *
+ * Dependencies go one way: each file calls only files listed above it (grammar.c, error.c and
+ * buf.c call none).
  *
  * Conventions: functions returning cldm_spirv_status fill `err` on failure (error.c);
  * instruction indices (`ii`) index cldm_spirv_module.inst; word offsets are into the input.
@@ -44,6 +48,14 @@
 #define CLDM_SPIRV_HEAP_PARAM_NAME "__cldm_heap"
 #define CLDM_SPIRV_NONE 0xFFFFFFFFu
 
+/* ---- grammar.c ---------------------------------------------------------------------------- */
+/* Description of `opcode` (NULL if the grammar does not know it). */
+const cldm_spirv_opcode_desc *cldm_spirv_opdesc(uint32_t opcode);
+const char *cldm_spirv_opname(uint32_t opcode); /* "OpFoo" or "Op<unknown>" */
+/* Enumerant `value` of operand kind `kind` (NULL if none); set/number: CLDM_SPIRV_EXTSET_*. */
+const cldm_spirv_enumerant_desc *cldm_spirv_enumerant(uint32_t kind, uint32_t value);
+const cldm_spirv_extinst_desc *cldm_spirv_extinst(uint32_t set, uint32_t number);
+
 /* ---- error.c ------------------------------------------------------------------------------ */
 cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status status, size_t word,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -51,10 +63,10 @@ cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status statu
 cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
                                                const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Re-labels an error found in the allocator module: E_ALLOCATOR, message prefixed. */
+/* Re-labels an error found in the allocator module (E_NOMEM passes through): E_ALLOCATOR,
+ * "word N: <reason>" becomes "word N: allocator module: <reason>". */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status);
 void cldm_spirv_error_clear(cldm_spirv_error *err);
-const char *cldm_spirv_opname(uint32_t opcode); /* "OpFoo" or "Op<unknown>" */
 
 /* ---- buf.c -------------------------------------------------------------------------------- */
 typedef struct cldm_spirv_buf {
@@ -195,9 +207,6 @@ cldm_spirv_status cldm_spirv_walk(const cldm_spirv_module *m, uint32_t ii, cldm_
  * into pos[0..*n); cap must be >= the word count. */
 cldm_spirv_status cldm_spirv_id_positions(const cldm_spirv_module *m, uint32_t ii, uint16_t *pos,
                                           size_t *n, int *has_opaque, cldm_spirv_error *err);
-const cldm_spirv_opcode_desc *cldm_spirv_opdesc(uint32_t opcode);
-const cldm_spirv_enumerant_desc *cldm_spirv_enumerant(uint32_t kind, uint32_t value);
-const cldm_spirv_extinst_desc *cldm_spirv_extinst(uint32_t set, uint32_t number);
 
 /* ---- check.c ------------------------------------------------------------------------------ */
 /* Pass 2 over every instruction (operand layout, ids < bound and defined); fills

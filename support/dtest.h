@@ -37,7 +37,7 @@ typedef struct dt_heap {
 void dt_check(cl_int err, const char *what);
 #define DT_CHECK(call) dt_check((call), #call)
 
-/* Opens the first device of the first platform and builds `spv_path`, a module of
+/* Opens the first device (cldm_cl_find_device) and builds `spv_path`, a module of
  * `module_bits` address bits. Returns 0, or the OpenCL error of clCreateProgramWithIL /
  * clBuildProgram (with the build log on stderr) so the caller can report a module the device
  * rejects; CL_INVALID_DEVICE without building if the device's address width differs (pocl

@@ -2,6 +2,8 @@
  * dtest.c — see dtest.h.
  */
 #include "dtest.h"
+#include "cldm_cl_device.h"
+#include "cldm_file.h"
 #include "cldm_heap_layout.h"
 
 #include <stdarg.h>
@@ -31,27 +33,22 @@ const char *dt_data_path(const char *file) {
 }
 
 static void *dt_slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "dtest: cannot open %s\n", path);
+  void *data = cldm_file_read(path, size);
+  if (!data) {
+    fprintf(stderr, "dtest: cannot read %s\n", path);
     abort();
   }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *data = malloc((size_t)n);
-  if (!data || fread(data, 1, (size_t)n, f) != (size_t)n)
-    abort();
-  fclose(f);
-  *size = (size_t)n;
   return data;
 }
 
 cl_int dt_open(dt_env *env, const char *spv_path, unsigned module_bits) {
   cl_int err;
   memset(env, 0, sizeof *env);
-  DT_CHECK(clGetPlatformIDs(1, &env->platform, NULL));
-  DT_CHECK(clGetDeviceIDs(env->platform, CL_DEVICE_TYPE_ALL, 1, &env->device, NULL));
+  env->device = cldm_cl_find_device(NULL, NULL, &env->platform);
+  if (!env->device) {
+    fprintf(stderr, "dtest: no OpenCL device\n");
+    abort();
+  }
   DT_CHECK(clGetDeviceInfo(env->device, CL_DEVICE_ADDRESS_BITS, sizeof env->device_address_bits,
                            &env->device_address_bits, NULL));
   DT_CHECK(clGetDeviceInfo(env->device, CL_DEVICE_NAME, sizeof env->device_name,
