@@ -7,7 +7,12 @@
  * guarded by CLDM_NEXT_HAS() because loaders pass tables of different lengths.
  *
  * Prototypes are grouped by the file that defines them, so this header reads as a map of
- * the layer's modules.
+ * the layer's modules; each group lists its module's intercepts (`<clName>_wrap`, all put into
+ * the dispatch table by layer_init.c) after its internal interface. Apart from the next
+ * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
+ * cycles, each only modules to its left:
+ *   log, map, info < device < query, heap < heap_api, lifetime < program < kernel, extfn
+ *   < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -151,11 +156,44 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event);
 /* 1 if any heap exists (cheap; release fast paths). */
-int cldm_heaps_exist(void);
-/* After a release of an object of `context`: frees its heaps if only their references remain. */
-void cldm_heap_reap(cl_context context);
-/* Before the application's clReleaseContext: the same, counting the coming release. */
-void cldm_heap_reap_before_context_release(cl_context context);
+int cldm_heap_any(void);
+/* After a release of an object of `context`, once the application holds no handle to it:
+ * frees its heaps if, after `pending` more releases of the context by the caller, only the
+ * heaps' own references would remain. */
+void cldm_heap_reap(cl_context context, cl_uint pending);
+
+/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
+
+/* The kinds of object whose release may leave only the heaps' references on their context. */
+typedef enum cldm_object_kind {
+  CLDM_OBJECT_QUEUE,
+  CLDM_OBJECT_MEM,
+  CLDM_OBJECT_SAMPLER,
+  CLDM_OBJECT_EVENT,
+  CLDM_OBJECT_PROGRAM,
+  CLDM_OBJECT_KERNEL
+} cldm_object_kind;
+
+/* Releases `object` (a handle of `kind`) through the next table; after a successful release,
+ * frees the heaps of its context that nothing of the application's can reach any more. If
+ * `last` is not NULL, *last becomes 1 if that release dropped the object's last reference
+ * (the caller then forgets its record of the object), else 0. */
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last);
+
+cl_context CL_API_CALL clCreateContext_wrap(
+    const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_context CL_API_CALL clCreateContextFromType_wrap(
+    const cl_context_properties *properties, cl_device_type type,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_int CL_API_CALL clRetainContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue);
+cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem);
+cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler);
+cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
 /* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
 
@@ -177,14 +215,23 @@ typedef struct cldm_program {
   size_t num_imports;
 } cldm_program;
 
-/* Fills the dispatch slots for program, kernel, enqueue and release interception. */
-void cldm_dispatch_fill_program(cl_icd_dispatch *d);
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
-void *cldm_extfn_program(const char *name);
+void *cldm_program_extfn(const char *name);
 /* 1 if `program` was created from a lowered module (or linked from one). */
 int cldm_program_tracked(cl_program program);
 /* Copies the table entry of kernel `name` of `program` (name field NULL); 0 if none. */
 int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out);
+
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
+                                                  size_t length, cl_int *errcode_ret);
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
+                                         void *value, size_t *size_ret);
+cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
+                                          const cl_device_id *device_list, const char *options,
+                                          cl_uint num_inputs, const cl_program *inputs,
+                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                          void *user_data, cl_int *errcode_ret);
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 
@@ -194,9 +241,24 @@ typedef struct cldm_kernel {
   uint32_t num_user_args;
 } cldm_kernel;
 
-void cldm_dispatch_fill_kernel(cl_icd_dispatch *d);
 /* The record of a kernel that takes the heap, or NULL. */
 cldm_kernel *cldm_kernel_find(cl_kernel kernel);
+
+cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
+                                          cl_int *errcode_ret);
+cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
+                                                 cl_kernel *kernels, cl_uint *num_ret);
+cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret);
+cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel);
+cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
+                                        void *value, size_t *size_ret);
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
+                                           cl_kernel_arg_info name, size_t size, void *value,
+                                           size_t *size_ret);
+cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
+                                       const void *value);
+cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
+                                                 const void *value);
 
 /* ---- layer_enqueue.c: launches (spec 1.7) ------------------------------------------------ */
 
@@ -208,13 +270,6 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
 cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
                                       cl_uint num_events, const cl_event *wait_list,
                                       cl_event *event);
-
-/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
-
-void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d);
-/* Handles to `context` the application holds (created + retained - released through the
- * layer; every context is created through it, since loaders initialise layers first). */
-cl_uint cldm_context_app_refs(cl_context context);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

@@ -45,7 +45,7 @@ static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static cldm_heap *cldm_heaps;
 static int cldm_heaps_alive; /* read without the lock on release fast paths */
 
-int cldm_heaps_exist(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
+int cldm_heap_any(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
 
 static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
 {
@@ -55,7 +55,8 @@ static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
   return NULL;
 }
 
-static cl_uint cldm_context_refcount(cl_context context)
+/* The driver's reference count of `context`. */
+static cl_uint cldm_heap_context_refcount(cl_context context)
 {
   cl_uint refs = 0;
   cldm_next->clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
@@ -160,9 +161,9 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   cl_int err = CL_OUT_OF_HOST_MEMORY;
   if (image && cldm_heap_image_write(h->buffer_bytes, image, h->image_size) == 0) {
     /* count exactly the references the memory objects take (nothing else runs meanwhile) */
-    cl_uint before = cldm_context_refcount(context);
+    cl_uint before = cldm_heap_context_refcount(context);
     err = cldm_heap_alloc_memory(h, image);
-    h->context_refs = cldm_context_refcount(context) - before;
+    h->context_refs = cldm_heap_context_refcount(context) - before;
     if (err == CL_SUCCESS)
       err = cldm_heap_write_image(h, image);
   }
@@ -311,7 +312,8 @@ static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
   return refs;
 }
 
-static cl_uint cldm_heap_context_refs(cl_context context)
+/* References the heaps of `context` hold on it; caller holds the lock. */
+static cl_uint cldm_heap_refs_held(cl_context context)
 {
   cl_uint refs = 0;
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
@@ -353,18 +355,16 @@ static void cldm_heap_detach(cl_context context)
   }
 }
 
-/* Frees the heaps of `context` if the application holds no handle to it any more and, after
- * `pending` more releases by the caller, only the heaps' own references would remain. */
-static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
+void cldm_heap_reap(cl_context context, cl_uint pending)
 {
-  if (!cldm_heaps_exist() || cldm_context_app_refs(context) > pending)
+  if (!cldm_heap_any())
     return;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
-  cl_uint ours = cldm_heap_context_refs(context);
+  cl_uint ours = cldm_heap_refs_held(context);
   if (ours) {
     cldm_heap_detach(context);
-    cl_uint refs = cldm_context_refcount(context);
+    cl_uint refs = cldm_heap_context_refcount(context);
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
              (void *)context, refs, ours, pending);
     if (refs == ours + pending)
@@ -372,13 +372,6 @@ static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
   }
   pthread_mutex_unlock(&cldm_heaps_lock);
   cldm_heap_destroy_list(dead, 1);
-}
-
-void cldm_heap_reap(cl_context context) { cldm_heap_reap_pending(context, 0); }
-
-void cldm_heap_reap_before_context_release(cl_context context)
-{
-  cldm_heap_reap_pending(context, 1);
 }
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data)

@@ -236,7 +236,7 @@ static cl_program CL_API_CALL cldm_next_create_il(cl_context c, const void *il, 
   return cldm_next->clCreateProgramWithIL(c, il, n, e);
 }
 
-static cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
                                                           size_t length, cl_int *errcode_ret)
 {
   return cldm_program_create(cldm_next_create_il, context, il, length, errcode_ret);
@@ -269,7 +269,7 @@ static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, 
 
 /* ---- queries, linking, release ----------------------------------------------------------- */
 
-static cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
                                                 size_t size, void *value, size_t *size_ret)
 {
   if (name == CL_PROGRAM_IL) {
@@ -372,7 +372,7 @@ static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inpu
   return merged;
 }
 
-static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
+cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
                                                  const cl_device_id *device_list,
                                                  const char *options, cl_uint num_inputs,
                                                  const cl_program *inputs,
@@ -402,38 +402,21 @@ static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num
   return program;
 }
 
-static cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
 {
-  cl_uint refs = 0;
-  cl_context context = NULL;
-  int tracked = cldm_program_tracked(program);
-  if (tracked)
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
-  if (cldm_heaps_exist())
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseProgram(program);
-  if (err == CL_SUCCESS && tracked && refs == 1) {
+  int last = 0;
+  cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
+                                     cldm_program_tracked(program) ? &last : NULL);
+  if (last) {
     pthread_mutex_lock(&cldm_programs.lock);
     cldm_program *rec = cldm_map_remove(&cldm_programs, program);
     pthread_mutex_unlock(&cldm_programs.lock);
     cldm_program_free(rec);
   }
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
   return err;
 }
 
-void cldm_dispatch_fill_program(cl_icd_dispatch *d)
-{
-  d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
-  d->clGetProgramInfo = clGetProgramInfo_wrap;
-  d->clLinkProgram = clLinkProgram_wrap;
-  d->clReleaseProgram = clReleaseProgram_wrap;
-  cldm_dispatch_fill_kernel(d);
-  cldm_dispatch_fill_lifetime(d);
-}
-
-void *cldm_extfn_program(const char *name)
+void *cldm_program_extfn(const char *name)
 {
   if (!strcmp(name, "clCreateProgramWithILKHR"))
     return (void *)cldm_clCreateProgramWithILKHR;
