@@ -100,24 +100,27 @@ cl_platform_id cldm_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
-/* 1 if `device` accepts SPIR-V (spec 1.1), 0 if not, negative cl_int error if the device
- * handle is not valid. Cached per device. */
-int cldm_device_supported(cl_device_id device);
-/* The current heap-size setting of a supported device (spec 1.2). */
-size_t cldm_device_heap_size(cl_device_id device);
-/* CL_DEVICE_MAX_MEM_ALLOC_SIZE of the device (0 if unknown). */
-cl_ulong cldm_device_max_alloc(cl_device_id device);
+/* What the layer knows of a device, as one consistent copy (cldm_device_snapshot). */
+typedef struct cldm_device_state {
+  int supported;          /* accepts SPIR-V (spec 1.1): the extension is offered */
+  size_t heap_size;       /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
+  cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
+  unsigned features;      /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
+  cl_uint address_bits;   /* CL_DEVICE_ADDRESS_BITS */
+  int svm_coarse;         /* coarse-grained buffer SVM */
+} cldm_device_state;
+
+/* Copies the state of `device` into *state, probing the driver the first time (cached per
+ * device). CL_SUCCESS, or the error that makes the handle invalid; *state then describes an
+ * unknown device (not supported, the default heap size, every other field 0). */
+cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state);
 /* clSetDeviceHeapSizeEXT's rules (spec 1.2). */
 cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
 void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
-/* Capabilities of a supported device: CLDM_DEVICE_FEATURE_* bits (allocator variant),
- * address bits, coarse-grained SVM. CL_INVALID_DEVICE if not supported. Any out may be NULL. */
-cl_int cldm_device_caps(cl_device_id device, unsigned *features, cl_uint *address_bits,
-                        int *svm_coarse);
 /* 1 if any device of `platform` is supported. */
-int cldm_platform_supported(cl_platform_id platform);
+int cldm_device_platform_supported(cl_platform_id platform);
 
 /* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
 

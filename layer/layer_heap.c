@@ -64,11 +64,9 @@ static cl_uint cldm_heap_context_refcount(cl_context context)
 }
 
 /* Which memory the heap uses: CLDM_HEAP_MEMORY=svm|buffer, else SVM when available. */
-static int cldm_heap_use_svm(cl_device_id device)
+static int cldm_heap_use_svm(const cldm_device_state *st)
 {
-  int svm_coarse = 0;
-  cldm_device_caps(device, NULL, NULL, &svm_coarse);
-  int have = svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
+  int have = st->svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
              CLDM_NEXT_HAS(clEnqueueSVMMemcpy) && CLDM_NEXT_HAS(clSetKernelArgSVMPointer);
   const char *force = cldm_config_heap_memory();
   if (force && !strcmp(force, "buffer"))
@@ -139,10 +137,10 @@ static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *us
  * pages, plus the allocator's metadata (cldm_heap_buffer_size), but never more than one
  * allocation may be (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the
  * usable size instead (spec 1.2). */
-static uint64_t cldm_heap_bytes_for(cl_device_id device)
+static uint64_t cldm_heap_bytes_for(const cldm_device_state *st)
 {
-  uint64_t bytes = cldm_heap_buffer_size(cldm_device_heap_size(device));
-  cl_ulong max = cldm_device_max_alloc(device);
+  uint64_t bytes = cldm_heap_buffer_size(st->heap_size);
+  cl_ulong max = st->max_alloc;
   return max && bytes > max ? max : bytes;
 }
 
@@ -152,10 +150,12 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   cldm_heap *h = calloc(1, sizeof(*h));
   if (!h)
     return CL_OUT_OF_HOST_MEMORY;
+  cldm_device_state st;
+  cldm_device_snapshot(device, &st); /* an unknown device gets the defaults */
   h->context = context;
   h->device = device;
-  h->svm = cldm_heap_use_svm(device);
-  h->buffer_bytes = cldm_heap_bytes_for(device);
+  h->svm = cldm_heap_use_svm(&st);
+  h->buffer_bytes = cldm_heap_bytes_for(&st);
   h->image_size = cldm_heap_image_size(h->buffer_bytes);
   void *image = malloc(h->image_size);
   cl_int err = CL_OUT_OF_HOST_MEMORY;
@@ -220,7 +220,9 @@ cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *
 /* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
 static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
 {
-  uint64_t bytes = cldm_heap_bytes_for(device);
+  cldm_device_state st;
+  cldm_device_snapshot(device, &st);
+  uint64_t bytes = cldm_heap_bytes_for(&st);
   size_t image_size = cldm_heap_image_size(bytes);
   void *image = malloc(image_size);
   cldm_heap_stats stats;

@@ -23,7 +23,9 @@ static cl_int cldm_queue_target(cl_command_queue queue, cl_device_id *device, cl
     err = cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL);
   if (err != CL_SUCCESS)
     return CL_INVALID_COMMAND_QUEUE;
-  return cldm_device_supported(*device) == 1 ? CL_SUCCESS : CL_INVALID_DEVICE;
+  cldm_device_state st;
+  return cldm_device_snapshot(*device, &st) == CL_SUCCESS && st.supported ? CL_SUCCESS
+                                                                          : CL_INVALID_DEVICE;
 }
 
 cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,

@@ -147,9 +147,9 @@ static int cldm_context_features(cl_context context, unsigned *features)
   int any = 0;
   unsigned all = ~0u;
   for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
-    unsigned f = 0;
-    if (cldm_device_caps(((cl_device_id *)devs)[i], &f, NULL, NULL) == CL_SUCCESS) {
-      all &= f;
+    cldm_device_state st;
+    if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
+      all &= st.features;
       any = 1;
     }
   }

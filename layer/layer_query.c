@@ -145,12 +145,13 @@ cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info para
                                         size_t param_value_size, void *param_value,
                                         size_t *param_value_size_ret)
 {
+  cldm_device_state st;
   switch (param_name) {
   case CL_DEVICE_EXTENSIONS:
   case CL_DEVICE_EXTENSIONS_WITH_VERSION:
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR:
   case CL_DEVICE_HEAP_SIZE_EXT:
-    if (cldm_device_supported(device) == 1)
+    if (cldm_device_snapshot(device, &st) == CL_SUCCESS && st.supported)
       break;
     __attribute__((fallthrough)); /* not ours to change */
   default:
@@ -167,7 +168,7 @@ cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info para
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR:
     return cldm_answer_spirv_sets(device, param_value_size, param_value, param_value_size_ret);
   default: { /* CL_DEVICE_HEAP_SIZE_EXT */
-    size_t size = cldm_device_heap_size(device);
+    size_t size = st.heap_size;
     return cldm_info_return(&size, sizeof(size), param_value_size, param_value,
                             param_value_size_ret);
   }
@@ -179,7 +180,7 @@ cl_int CL_API_CALL clGetPlatformInfo_wrap(cl_platform_id platform, cl_platform_i
                                           size_t *param_value_size_ret)
 {
   if ((param_name == CL_PLATFORM_EXTENSIONS || param_name == CL_PLATFORM_EXTENSIONS_WITH_VERSION) &&
-      cldm_platform_supported(platform)) {
+      cldm_device_platform_supported(platform)) {
     if (param_name == CL_PLATFORM_EXTENSIONS)
       return cldm_answer_name_list(cldm_query_platform, platform, param_name, param_value_size,
                                    param_value, param_value_size_ret);
