@@ -200,30 +200,14 @@ cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
 /* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
 
-typedef struct cldm_program_kernel {
-  char *name;
-  int takes_heap;
-  uint32_t num_user_args;
-  uint32_t heap_arg_index;
-} cldm_program_kernel;
-
-typedef struct cldm_program {
-  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
-  size_t il_size;
-  size_t num_kernels;
-  cldm_program_kernel *kernels;
-  char **heap_exports;        /* exported functions that take the heap parameter (linking) */
-  size_t num_heap_exports;
-  char **imports;             /* functions the module imports, other than malloc & co. */
-  size_t num_imports;
-} cldm_program;
-
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
 void *cldm_program_extfn(const char *name);
 /* 1 if `program` was created from a lowered module (or linked from one). */
 int cldm_program_tracked(cl_program program);
-/* Copies the table entry of kernel `name` of `program` (name field NULL); 0 if none. */
-int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out);
+/* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index and
+ * *num_user_args), else 0 (also for unknown programs and kernels). */
+int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
+                             uint32_t *num_user_args);
 
 cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
                                                   size_t length, cl_int *errcode_ret);

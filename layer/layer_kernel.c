@@ -51,9 +51,9 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program)
   size_t size = 0;
   if (cldm_info_fetch(cldm_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &name, &size) != CL_SUCCESS)
     return;
-  cldm_program_kernel k;
-  if (cldm_program_kernel_lookup(program, name, &k) && k.takes_heap)
-    cldm_kernel_add(kernel, k.heap_arg_index, k.num_user_args);
+  uint32_t heap_arg_index, num_user_args;
+  if (cldm_program_kernel_heap(program, name, &heap_arg_index, &num_user_args))
+    cldm_kernel_add(kernel, heap_arg_index, num_user_args);
   free(name);
 }
 

@@ -74,7 +74,17 @@ typedef struct cldm_spirv_report {
   char **imports;
 } cldm_spirv_report;
 
+/* Ownership: a filled report owns its arrays and strings (malloc'd); its holder frees them
+ * once, with cldm_spirv_report_free, which leaves the report zeroed. Assigning the struct moves
+ * that ownership when the source is then zeroed (or simply dropped) instead of freed. A
+ * zeroed report is a valid empty one. */
 void cldm_spirv_report_free(cldm_spirv_report *report);
+
+/* Appends copies of src's kernels and allocating exports to dst (a zeroed or filled report):
+ * what a program linked from several modules offers. dst's other fields are left as they are.
+ * On E_NOMEM dst holds part of the copies and is still freed with cldm_spirv_report_free. */
+cldm_spirv_status cldm_spirv_report_append(cldm_spirv_report *dst, const cldm_spirv_report *src,
+                                           cldm_spirv_error *err);
 
 /* Allocator modules to link, by addressing model (spec 3.2). Either may be NULL when the caller
  * knows the input's width; lowering a module whose width has no allocator is E_ALLOCATOR. */
