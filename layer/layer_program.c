@@ -4,9 +4,10 @@
  * clCreateProgramWithIL (and clCreateProgramWithILKHR, served through extension lookup) hands
  * the module to the SPIR-V engine. A module that does not allocate goes down byte-identical.
  * One that does is lowered (hidden heap argument, allocator variant chosen for the context's
- * devices, spec 3.2) and the driver program is created from the result; the layer remembers
- * the user's IL (CL_PROGRAM_IL returns it) and the engine's report on the module (per kernel
- * name, where the hidden argument is; allocating exports and imports, for linking).
+ * devices, spec 3.2; each variant is parsed once, on first use, and shared by every lowering)
+ * and the driver program is created from the result; the layer remembers the user's IL
+ * (CL_PROGRAM_IL returns it) and the engine's report on the module (per kernel name, where
+ * the hidden argument is; allocating exports and imports, for linking).
  * A module that cannot be lowered fails with CL_INVALID_VALUE and a one-line message on
  * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program, and
  * refuses links in which a module calls an allocating function another module exports
@@ -127,6 +128,33 @@ static void cldm_program_register(cl_program program, cldm_program *rec)
   cldm_program_free(old);
 }
 
+/* ---- allocator variants, parsed once ------------------------------------------------------ */
+
+static pthread_mutex_t cldm_program_allocators_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Per entry of cldm_device_modules(): the module parsed, or NULL until first used. */
+static cldm_spirv_parsed_allocator **cldm_program_allocators;
+
+/* The parsed form of allocator variant `m`, parsed on first use and kept for the life of the
+ * process; NULL if it cannot be parsed (the caller passes the words too, so lowering then
+ * reports why, as without the cache). */
+static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_device_module *m)
+{
+  size_t count;
+  const cldm_device_module *all = cldm_device_modules(&count);
+  size_t i = (size_t)(m - all); /* cldm_device_module_select answers from that table */
+  cldm_spirv_parsed_allocator *parsed = NULL;
+  pthread_mutex_lock(&cldm_program_allocators_lock);
+  if (!cldm_program_allocators)
+    cldm_program_allocators = calloc(count, sizeof(*cldm_program_allocators));
+  if (cldm_program_allocators && i < count) {
+    parsed = cldm_program_allocators[i];
+    if (!parsed && cldm_spirv_allocator_parse(m->words, m->num_words, &parsed, NULL) == CLDM_SPIRV_OK)
+      cldm_program_allocators[i] = parsed;
+  }
+  pthread_mutex_unlock(&cldm_program_allocators_lock);
+  return parsed;
+}
+
 /* ---- creation ---------------------------------------------------------------------------- */
 
 /* The allocator feature set usable on every supported device of `context`; returns 0 if the
@@ -183,10 +211,12 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   if (m32) {
     alloc.words32 = m32->words;
     alloc.num_words32 = m32->num_words;
+    alloc.parsed32 = cldm_program_allocator(m32);
   }
   if (m64) {
     alloc.words64 = m64->words;
     alloc.num_words64 = m64->num_words;
+    alloc.parsed64 = cldm_program_allocator(m64);
   }
   void *out = NULL;
   size_t out_size = 0;
