@@ -62,7 +62,7 @@ const char *cldm_config_dump_dir(void);
 /* "svm" or "buffer" if CLDM_HEAP_MEMORY forces the heap's memory kind, else NULL. */
 const char *cldm_config_heap_memory(void);
 
-/* ---- layer_map.c: handle -> record hash map (caller holds the map's lock) ---------------- */
+/* ---- layer_map.c: handle -> value hash map (caller holds the map's lock) ----------------- */
 
 typedef struct cldm_map_slot {
   const void *key;
@@ -94,9 +94,11 @@ typedef cl_int (*cldm_info_query_fn)(const void *obj, cl_uint name, size_t size,
 cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
                        size_t *out_size);
 /* cldm_info_query_fn adapters for contexts and kernels, and a context's platform (or NULL). */
-cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_platform_id cldm_context_platform(cl_context context);
+cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void *value,
+                               size_t *size_ret);
+cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
+                              size_t *size_ret);
+cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 

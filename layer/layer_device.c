@@ -63,7 +63,8 @@ static void cldm_device_probe_features(cl_device_id device, cldm_device_state *s
     st->features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
   if (strstr(e, "cl_khr_int64_base_atomics") && strstr(e, "cl_khr_int64_extended_atomics"))
     st->features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
-  if (strstr(e, "cl_khr_subgroups") || cldm_device_versions_have(f, cfeat_size, "__opencl_c_subgroups"))
+  if (strstr(e, "cl_khr_subgroups") ||
+      cldm_device_versions_have(f, cfeat_size, "__opencl_c_subgroups"))
     st->features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
   cl_device_svm_capabilities svm = 0;
   if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) == CL_SUCCESS)

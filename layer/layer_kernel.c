@@ -49,7 +49,8 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program)
     return;
   void *name = NULL;
   size_t size = 0;
-  if (cldm_info_fetch(cldm_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &name, &size) != CL_SUCCESS)
+  if (cldm_info_fetch(cldm_info_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &name, &size) !=
+      CL_SUCCESS)
     return;
   uint32_t heap_arg_index, num_user_args;
   if (cldm_program_kernel_heap(program, name, &heap_arg_index, &num_user_args))
@@ -75,7 +76,7 @@ cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name, 
 }
 
 cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
-                                                        cl_kernel *kernels, cl_uint *num_ret)
+                                                 cl_kernel *kernels, cl_uint *num_ret)
 {
   cl_uint n = 0;
   cl_int err = cldm_next->clCreateKernelsInProgram(program, num_kernels, kernels, &n);
@@ -99,7 +100,8 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret)
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
 {
   int last = 0;
-  cl_int err = cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, cldm_kernel_find(kernel) ? &last : NULL);
+  cl_int err =
+      cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, cldm_kernel_find(kernel) ? &last : NULL);
   if (last) {
     pthread_mutex_lock(&cldm_kernels.lock);
     cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
@@ -114,7 +116,7 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
 }
 
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
-                                               void *value, size_t *size_ret)
+                                        void *value, size_t *size_ret)
 {
   cldm_kernel *rec = name == CL_KERNEL_NUM_ARGS ? cldm_kernel_find(kernel) : NULL;
   if (rec) {
@@ -132,8 +134,8 @@ static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index)
 }
 
 cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
-                                                  cl_kernel_arg_info name, size_t size,
-                                                  void *value, size_t *size_ret)
+                                           cl_kernel_arg_info name, size_t size,
+                                           void *value, size_t *size_ret)
 {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
@@ -142,7 +144,7 @@ cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
 }
 
 cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
-                                              const void *value)
+                                       const void *value)
 {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
@@ -151,7 +153,7 @@ cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t s
 }
 
 cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
-                                                        const void *value)
+                                                 const void *value)
 {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)

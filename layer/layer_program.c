@@ -148,7 +148,8 @@ static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_devi
     cldm_program_allocators = calloc(count, sizeof(*cldm_program_allocators));
   if (cldm_program_allocators && i < count) {
     parsed = cldm_program_allocators[i];
-    if (!parsed && cldm_spirv_allocator_parse(m->words, m->num_words, &parsed, NULL) == CLDM_SPIRV_OK)
+    if (!parsed &&
+        cldm_spirv_allocator_parse(m->words, m->num_words, &parsed, NULL) == CLDM_SPIRV_OK)
       cldm_program_allocators[i] = parsed;
   }
   pthread_mutex_unlock(&cldm_program_allocators_lock);
@@ -164,7 +165,8 @@ static int cldm_program_context_features(cl_context context, unsigned *features)
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
-      cldm_info_fetch(cldm_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) != CL_SUCCESS)
+      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
+          CL_SUCCESS)
     return 0;
   int any = 0;
   unsigned all = ~0u;
@@ -255,7 +257,8 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   return program;
 }
 
-static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const void *il, size_t n, cl_int *e)
+static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const void *il, size_t n,
+                                                          cl_int *e)
 {
   return cldm_next->clCreateProgramWithIL(c, il, n, e);
 }
@@ -267,11 +270,11 @@ cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void
 }
 
 /* The driver's clCreateProgramWithILKHR, found through the platform of the context. */
-static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, const void *il, size_t n,
-                                                      cl_int *e)
+static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, const void *il,
+                                                              size_t n, cl_int *e)
 {
   cldm_create_il_fn fn = NULL;
-  cl_platform_id platform = cldm_context_platform(c);
+  cl_platform_id platform = cldm_info_context_platform(c);
   if (platform && CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))
     fn = (cldm_create_il_fn)cldm_next->clGetExtensionFunctionAddressForPlatform(
         platform, "clCreateProgramWithILKHR");
@@ -294,7 +297,7 @@ static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, 
 /* ---- queries, linking, release ----------------------------------------------------------- */
 
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
-                                                size_t size, void *value, size_t *size_ret)
+                                         size_t size, void *value, size_t *size_ret)
 {
   if (name == CL_PROGRAM_IL) {
     pthread_mutex_lock(&cldm_programs.lock);
@@ -343,7 +346,8 @@ static int cldm_program_imports(cl_program program, char ***names, size_t *n)
 
 /* Finds a function that one input imports and another, lowered input exports with the heap
  * parameter; writes "<function>" into `what`. Returns 1 if found. */
-static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what, size_t cap)
+static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
+                                      size_t cap)
 {
   int found = 0;
   for (cl_uint i = 0; i < num_inputs && !found; i++) {
@@ -368,7 +372,8 @@ static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inpu
 }
 
 /* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
-static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_program *inputs, int *tracked)
+static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_program *inputs,
+                                              int *tracked)
 {
   cldm_program *merged = calloc(1, sizeof(*merged));
   int ok = merged != NULL;
@@ -390,16 +395,17 @@ static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_progr
 }
 
 cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                                 const cl_device_id *device_list,
-                                                 const char *options, cl_uint num_inputs,
-                                                 const cl_program *inputs,
-                                                 void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                                 void *user_data, cl_int *errcode_ret)
+                                          const cl_device_id *device_list,
+                                          const char *options, cl_uint num_inputs,
+                                          const cl_program *inputs,
+                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                          void *user_data, cl_int *errcode_ret)
 {
   int tracked = 0;
   cldm_program *merged = inputs ? cldm_program_link_record(num_inputs, inputs, &tracked) : NULL;
   char what[256];
-  if (merged && num_inputs > 1 && cldm_program_link_conflict(num_inputs, inputs, what, sizeof(what))) {
+  if (merged && num_inputs > 1 &&
+      cldm_program_link_conflict(num_inputs, inputs, what, sizeof(what))) {
     cldm_log(CLDM_LOG_ERROR,
              "clLinkProgram: function \"%s\" allocates and is called from another, separately "
              "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "

@@ -21,31 +21,31 @@ _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVAL
 _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
 _Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
 
-static uint64_t cldm_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* Geometry of a heap of `num_pages` pages in the smallest buffer that holds it. */
-static void cldm_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g) {
+static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g) {
   uint64_t off = CLDM_HEADER_BYTES;
   g->num_pages = num_pages;
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
   g->hints_offset = (uint32_t)off;
-  off = cldm_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
+  off = cldm_heap_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
-  off = cldm_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
+  off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
   g->pool_words = (num_pages + 31u) / 32u;
-  off = cldm_align_up(off + 4ull * g->pool_words, CLDM_META_ALIGN);
+  off = cldm_heap_align_up(off + 4ull * g->pool_words, CLDM_META_ALIGN);
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
   g->image_bytes = (size_t)off; /* every bitmap starts clear: claiming a page costs no init */
   /* statistics need the header and the page descriptors (live allocations are counted there) */
   g->stats_span = g->descs_offset + 4u * (size_t)num_pages;
-  g->pages_offset = cldm_align_up(off, CLDM_PAGES_ALIGN);
+  g->pages_offset = cldm_heap_align_up(off, CLDM_PAGES_ALIGN);
   g->buffer_bytes = g->pages_offset + g->usable_bytes;
 }
 
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
-static uint32_t cldm_pages_for_buffer(uint64_t buffer_bytes) {
+static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes) {
   cldm_heap_geometry l;
   /* metadata per page: descriptor + pool bit + slot bitmap < 520 bytes */
   uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 520u);
@@ -54,13 +54,13 @@ static uint32_t cldm_pages_for_buffer(uint64_t buffer_bytes) {
   for (;;) { /* grow while the next size still fits (a few steps at most) */
     if (n >= CLDM_HEAP_MAX_PAGES)
       break;
-    cldm_layout_for_pages((uint32_t)n + 1, &l);
+    cldm_heap_layout_for_pages((uint32_t)n + 1, &l);
     if (l.buffer_bytes > buffer_bytes)
       break;
     n++;
   }
   while (n >= CLDM_HEAP_MIN_PAGES) {
-    cldm_layout_for_pages((uint32_t)n, &l);
+    cldm_heap_layout_for_pages((uint32_t)n, &l);
     if (l.buffer_bytes <= buffer_bytes)
       break;
     n--;
@@ -82,19 +82,19 @@ uint64_t cldm_heap_usable_size(uint64_t requested) {
 }
 
 int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g) {
-  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
+  uint32_t n = cldm_heap_pages_for_buffer(buffer_bytes);
   memset(g, 0, sizeof *g);
   g->buffer_bytes = buffer_bytes;
   if (n == 0)
     return -1;
-  cldm_layout_for_pages(n, g);
+  cldm_heap_layout_for_pages(n, g);
   g->buffer_bytes = buffer_bytes; /* the pages may leave some of it unused */
   return 0;
 }
 
 int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
                                    cldm_heap_geometry *g) {
-  cldm_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), g);
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), g);
   uint64_t buffer_bytes = g->buffer_bytes;
   if (max_buffer_bytes && buffer_bytes > max_buffer_bytes)
     buffer_bytes = max_buffer_bytes; /* the metadata comes out of the usable size */
@@ -103,7 +103,7 @@ int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes
 
 uint64_t cldm_heap_buffer_size(uint64_t requested) {
   cldm_heap_geometry g;
-  cldm_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &g);
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &g);
   return g.buffer_bytes;
 }
 
