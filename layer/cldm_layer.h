@@ -7,7 +7,12 @@
  * guarded by CLDM_NEXT_HAS() because loaders pass tables of different lengths.
  *
  * Prototypes are grouped by the file that defines them, so this header reads as a map of
- * the layer's modules.
+ * the layer's modules; each group lists its module's intercepts (`<clName>_wrap`, all put into
+ * the dispatch table by layer_init.c) after its internal interface. Apart from the next
+ * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
+ * cycles, each only modules to its left:
+ *   log, map, info < device < query, heap < heap_api, lifetime < program < kernel, extfn
+ *   < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -57,7 +62,7 @@ const char *cldm_config_dump_dir(void);
 /* "svm" or "buffer" if CLDM_HEAP_MEMORY forces the heap's memory kind, else NULL. */
 const char *cldm_config_heap_memory(void);
 
-/* ---- layer_map.c: handle -> record hash map (caller holds the map's lock) ---------------- */
+/* ---- layer_map.c: handle -> value hash map (caller holds the map's lock) ----------------- */
 
 typedef struct cldm_map_slot {
   const void *key;
@@ -89,30 +94,35 @@ typedef cl_int (*cldm_info_query_fn)(const void *obj, cl_uint name, size_t size,
 cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
                        size_t *out_size);
 /* cldm_info_query_fn adapters for contexts and kernels, and a context's platform (or NULL). */
-cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_platform_id cldm_context_platform(cl_context context);
+cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void *value,
+                               size_t *size_ret);
+cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
+                              size_t *size_ret);
+cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
-/* 1 if `device` accepts SPIR-V (spec 1.1), 0 if not, negative cl_int error if the device
- * handle is not valid. Cached per device. */
-int cldm_device_supported(cl_device_id device);
-/* The current heap-size setting of a supported device (spec 1.2). */
-size_t cldm_device_heap_size(cl_device_id device);
-/* CL_DEVICE_MAX_MEM_ALLOC_SIZE of the device (0 if unknown). */
-cl_ulong cldm_device_max_alloc(cl_device_id device);
+/* What the layer knows of a device, as one consistent copy (cldm_device_snapshot). */
+typedef struct cldm_device_state {
+  int supported;          /* accepts SPIR-V (spec 1.1): the extension is offered */
+  size_t heap_size;       /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
+  cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
+  unsigned features;      /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
+  cl_uint address_bits;   /* CL_DEVICE_ADDRESS_BITS */
+  int svm_coarse;         /* coarse-grained buffer SVM */
+} cldm_device_state;
+
+/* Copies the state of `device` into *state, probing the driver the first time (cached per
+ * device). CL_SUCCESS, or the error that makes the handle invalid; *state then describes an
+ * unknown device (not supported, the default heap size, every other field 0). */
+cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state);
 /* clSetDeviceHeapSizeEXT's rules (spec 1.2). */
 cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
 void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
-/* Capabilities of a supported device: CLDM_DEVICE_FEATURE_* bits (allocator variant),
- * address bits, coarse-grained SVM. CL_INVALID_DEVICE if not supported. Any out may be NULL. */
-cl_int cldm_device_caps(cl_device_id device, unsigned *features, cl_uint *address_bits,
-                        int *svm_coarse);
 /* 1 if any device of `platform` is supported. */
-int cldm_platform_supported(cl_platform_id platform);
+int cldm_device_platform_supported(cl_platform_id platform);
 
 /* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
 
@@ -151,40 +161,66 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event);
 /* 1 if any heap exists (cheap; release fast paths). */
-int cldm_heaps_exist(void);
-/* After a release of an object of `context`: frees its heaps if only their references remain. */
-void cldm_heap_reap(cl_context context);
-/* Before the application's clReleaseContext: the same, counting the coming release. */
-void cldm_heap_reap_before_context_release(cl_context context);
+int cldm_heap_any(void);
+/* After a release of an object of `context`, once the application holds no handle to it:
+ * frees its heaps if, after `pending` more releases of the context by the caller, only the
+ * heaps' own references would remain. */
+void cldm_heap_reap(cl_context context, cl_uint pending);
+
+/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
+
+/* The kinds of object whose release may leave only the heaps' references on their context. */
+typedef enum cldm_object_kind {
+  CLDM_OBJECT_QUEUE,
+  CLDM_OBJECT_MEM,
+  CLDM_OBJECT_SAMPLER,
+  CLDM_OBJECT_EVENT,
+  CLDM_OBJECT_PROGRAM,
+  CLDM_OBJECT_KERNEL
+} cldm_object_kind;
+
+/* Releases `object` (a handle of `kind`) through the next table; after a successful release,
+ * frees the heaps of its context that nothing of the application's can reach any more. If
+ * `last` is not NULL, *last becomes 1 if that release dropped the object's last reference
+ * (the caller then forgets its record of the object), else 0. */
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last);
+
+cl_context CL_API_CALL clCreateContext_wrap(
+    const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_context CL_API_CALL clCreateContextFromType_wrap(
+    const cl_context_properties *properties, cl_device_type type,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_int CL_API_CALL clRetainContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue);
+cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem);
+cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler);
+cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
 /* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
 
-typedef struct cldm_program_kernel {
-  char *name;
-  int takes_heap;
-  uint32_t num_user_args;
-  uint32_t heap_arg_index;
-} cldm_program_kernel;
-
-typedef struct cldm_program {
-  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
-  size_t il_size;
-  size_t num_kernels;
-  cldm_program_kernel *kernels;
-  char **heap_exports;        /* exported functions that take the heap parameter (linking) */
-  size_t num_heap_exports;
-  char **imports;             /* functions the module imports, other than malloc & co. */
-  size_t num_imports;
-} cldm_program;
-
-/* Fills the dispatch slots for program, kernel, enqueue and release interception. */
-void cldm_dispatch_fill_program(cl_icd_dispatch *d);
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
-void *cldm_extfn_program(const char *name);
+void *cldm_program_extfn(const char *name);
 /* 1 if `program` was created from a lowered module (or linked from one). */
 int cldm_program_tracked(cl_program program);
-/* Copies the table entry of kernel `name` of `program` (name field NULL); 0 if none. */
-int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out);
+/* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index and
+ * *num_user_args), else 0 (also for unknown programs and kernels). */
+int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
+                             uint32_t *num_user_args);
+
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
+                                                  size_t length, cl_int *errcode_ret);
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
+                                         void *value, size_t *size_ret);
+cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
+                                          const cl_device_id *device_list, const char *options,
+                                          cl_uint num_inputs, const cl_program *inputs,
+                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                          void *user_data, cl_int *errcode_ret);
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 
@@ -194,9 +230,24 @@ typedef struct cldm_kernel {
   uint32_t num_user_args;
 } cldm_kernel;
 
-void cldm_dispatch_fill_kernel(cl_icd_dispatch *d);
 /* The record of a kernel that takes the heap, or NULL. */
 cldm_kernel *cldm_kernel_find(cl_kernel kernel);
+
+cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
+                                          cl_int *errcode_ret);
+cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
+                                                 cl_kernel *kernels, cl_uint *num_ret);
+cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret);
+cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel);
+cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
+                                        void *value, size_t *size_ret);
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
+                                           cl_kernel_arg_info name, size_t size, void *value,
+                                           size_t *size_ret);
+cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
+                                       const void *value);
+cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
+                                                 const void *value);
 
 /* ---- layer_enqueue.c: launches (spec 1.7) ------------------------------------------------ */
 
@@ -208,13 +259,6 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
 cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
                                       cl_uint num_events, const cl_event *wait_list,
                                       cl_event *event);
-
-/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
-
-void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d);
-/* Handles to `context` the application holds (created + retained - released through the
- * layer; every context is created through it, since loaders initialise layers first). */
-cl_uint cldm_context_app_refs(cl_context context);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

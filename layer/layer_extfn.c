@@ -28,13 +28,13 @@ static void *cldm_extfn_find(const char *name)
   for (size_t i = 0; i < sizeof(cldm_extfns) / sizeof(cldm_extfns[0]); i++)
     if (!strcmp(cldm_extfns[i].name, name))
       return cldm_extfns[i].fn;
-  return cldm_extfn_program(name);
+  return cldm_program_extfn(name);
 }
 
 void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id platform,
                                                                 const char *name)
 {
-  void *fn = cldm_platform_supported(platform) ? cldm_extfn_find(name) : NULL;
+  void *fn = cldm_device_platform_supported(platform) ? cldm_extfn_find(name) : NULL;
   if (fn)
     return fn;
   if (!CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))

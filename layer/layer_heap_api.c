@@ -1,6 +1,9 @@
 /*
  * layer_heap_api.c — the extension's host entry points (spec 1.2-1.4), reached through
- * clGetExtensionFunctionAddress*: argument checking here, heap work in layer_heap.c.
+ * clGetExtensionFunctionAddress* (layer_extfn.c). clSetDeviceHeapSizeEXT applies the rules of
+ * layer_device.c (cldm_device_set_heap_size) and logs a refusal; clGetDeviceHeapInfoEXT and
+ * clEnqueueResetDeviceHeapEXT check their queue (whose device must support the extension) and
+ * their other arguments here, and leave the heap work to layer_heap.c.
  */
 #include "cldm_layer.h"
 
@@ -14,7 +17,8 @@ cl_int CL_API_CALL cldm_clSetDeviceHeapSizeEXT(cl_device_id device, size_t size)
 
 /* Validates the queue and returns its device and context; CL_INVALID_DEVICE if the device
  * does not support the extension. */
-static cl_int cldm_queue_target(cl_command_queue queue, cl_device_id *device, cl_context *context)
+static cl_int cldm_heap_api_queue_target(cl_command_queue queue, cl_device_id *device,
+                                         cl_context *context)
 {
   if (!queue || !CLDM_NEXT_HAS(clGetCommandQueueInfo))
     return CL_INVALID_COMMAND_QUEUE;
@@ -23,7 +27,9 @@ static cl_int cldm_queue_target(cl_command_queue queue, cl_device_id *device, cl
     err = cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL);
   if (err != CL_SUCCESS)
     return CL_INVALID_COMMAND_QUEUE;
-  return cldm_device_supported(*device) == 1 ? CL_SUCCESS : CL_INVALID_DEVICE;
+  cldm_device_state st;
+  return cldm_device_snapshot(*device, &st) == CL_SUCCESS && st.supported ? CL_SUCCESS
+                                                                          : CL_INVALID_DEVICE;
 }
 
 cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,
@@ -33,7 +39,7 @@ cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,
 {
   cl_device_id device;
   cl_context context;
-  cl_int err = cldm_queue_target(queue, &device, &context);
+  cl_int err = cldm_heap_api_queue_target(queue, &device, &context);
   if (err != CL_SUCCESS)
     return err;
   if (param_name < CL_DEVICE_HEAP_INFO_SIZE_EXT || param_name > CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT)
@@ -53,7 +59,7 @@ cl_int CL_API_CALL cldm_clEnqueueResetDeviceHeapEXT(cl_command_queue queue, cl_u
 {
   cl_device_id device;
   cl_context context;
-  cl_int err = cldm_queue_target(queue, &device, &context);
+  cl_int err = cldm_heap_api_queue_target(queue, &device, &context);
   if (err != CL_SUCCESS)
     return err;
   if ((num_events == 0) != (wait_list == NULL))

@@ -46,22 +46,25 @@ cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, 
   return CL_SUCCESS;
 }
 
-cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret)
+cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void *value,
+                               size_t *size_ret)
 {
   return cldm_next->clGetContextInfo((cl_context)obj, name, size, value, size_ret);
 }
 
-cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret)
+cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
+                              size_t *size_ret)
 {
   return cldm_next->clGetKernelInfo((cl_kernel)obj, name, size, value, size_ret);
 }
 
-cl_platform_id cldm_context_platform(cl_context context)
+cl_platform_id cldm_info_context_platform(cl_context context)
 {
   void *devs = NULL;
   size_t size = 0;
   cl_platform_id platform = NULL;
-  if (cldm_info_fetch(cldm_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) == CL_SUCCESS &&
+  if (cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) ==
+          CL_SUCCESS &&
       size >= sizeof(cl_device_id))
     cldm_next->clGetDeviceInfo(((cl_device_id *)devs)[0], CL_DEVICE_PLATFORM, sizeof(platform),
                                &platform, NULL);

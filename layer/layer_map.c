@@ -1,8 +1,11 @@
 /*
- * layer_map.c — a small hash map from handle (pointer) to record, for the layer's side tables
- * (programs, kernels). Open addressing with linear probing and backward-shift deletion; the
- * table doubles at 1/2 load. Not thread-safe by itself: each table carries its own mutex and
- * callers hold it around every operation (cldm_map_lock / cldm_map_unlock).
+ * layer_map.c — a small hash map from handle (pointer) to value, for the layer's side tables:
+ * program and kernel records (layer_program.c, layer_kernel.c) and the application's handle
+ * counts per context (layer_lifetime.c, counts stored as the values). Open addressing with
+ * linear probing and backward-shift deletion; the table starts at 64 slots and doubles before
+ * its load would pass 1/2 (it never shrinks). NULL keys are refused, and a NULL value reads as
+ * absent. Not thread-safe by itself: each table carries its own mutex (cldm_map.lock), which
+ * callers lock with pthread_mutex_lock around every operation.
  */
 #include <stdlib.h>
 

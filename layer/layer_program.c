@@ -4,8 +4,10 @@
  * clCreateProgramWithIL (and clCreateProgramWithILKHR, served through extension lookup) hands
  * the module to the SPIR-V engine. A module that does not allocate goes down byte-identical.
  * One that does is lowered (hidden heap argument, allocator variant chosen for the context's
- * devices, spec 3.2) and the driver program is created from the result; the layer remembers
- * the user's IL (CL_PROGRAM_IL returns it) and, per kernel name, where the hidden argument is.
+ * devices, spec 3.2; each variant is parsed once, on first use, and shared by every lowering)
+ * and the driver program is created from the result; the layer remembers the user's IL
+ * (CL_PROGRAM_IL returns it) and the engine's report on the module (per kernel name, where
+ * the hidden argument is; allocating exports and imports, for linking).
  * A module that cannot be lowered fails with CL_INVALID_VALUE and a one-line message on
  * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program, and
  * refuses links in which a module calls an allocating function another module exports
@@ -22,11 +24,20 @@
 
 typedef cl_program(CL_API_CALL *cldm_create_il_fn)(cl_context, const void *, size_t, cl_int *);
 
+/* The record of a program created from a lowered module or linked from such programs. */
+typedef struct cldm_program {
+  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  size_t il_size;
+  /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
+   * allocating exports (cldm_spirv_report_append), no imports. */
+  cldm_spirv_report report;
+} cldm_program;
+
 static cldm_map cldm_programs = CLDM_MAP_INIT;
 
 /* ---- records ----------------------------------------------------------------------------- */
 
-static void cldm_names_free(char **names, size_t n)
+static void cldm_program_names_free(char **names, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     free(names[i]);
@@ -37,17 +48,13 @@ static void cldm_program_free(cldm_program *p)
 {
   if (!p)
     return;
-  for (size_t i = 0; i < p->num_kernels; i++)
-    free(p->kernels[i].name);
-  free(p->kernels);
-  cldm_names_free(p->heap_exports, p->num_heap_exports);
-  cldm_names_free(p->imports, p->num_imports);
+  cldm_spirv_report_free(&p->report);
   free(p->il);
   free(p);
 }
 
 /* Appends copies of names[0..n) to *list (length *len). 0, or -1 out of memory. */
-static int cldm_names_append(char ***list, size_t *len, char *const *names, size_t n)
+static int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n)
 {
   if (!n)
     return 0;
@@ -63,54 +70,42 @@ static int cldm_names_append(char ***list, size_t *len, char *const *names, size
   return 0;
 }
 
-/* Copies the engine's per-kernel report into a record. */
-static cldm_program *cldm_program_from_report(const cldm_spirv_report *r, const void *il,
-                                              size_t il_size)
+/* A record of a lowered module: copies the IL and takes `report` over (leaving it zeroed).
+ * NULL if out of memory; the report then stays the caller's. */
+static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il, size_t il_size)
 {
   cldm_program *p = calloc(1, sizeof(*p));
-  if (!p)
-    return NULL;
-  p->kernels = calloc(r->num_kernels ? r->num_kernels : 1, sizeof(*p->kernels));
-  p->il = malloc(il_size ? il_size : 1);
-  if (!p->kernels || !p->il) {
-    cldm_program_free(p);
+  void *copy = malloc(il_size ? il_size : 1);
+  if (!p || !copy) {
+    free(p);
+    free(copy);
     return NULL;
   }
-  memcpy(p->il, il, il_size);
+  memcpy(copy, il, il_size);
+  p->il = copy;
   p->il_size = il_size;
-  for (size_t i = 0; i < r->num_kernels; i++) {
-    cldm_program_kernel *k = &p->kernels[p->num_kernels];
-    k->name = strdup(r->kernels[i].name);
-    if (!k->name) {
-      cldm_program_free(p);
-      return NULL;
-    }
-    k->takes_heap = r->kernels[i].takes_heap;
-    k->num_user_args = r->kernels[i].num_user_args;
-    k->heap_arg_index = r->kernels[i].heap_arg_index;
-    p->num_kernels++;
-  }
-  if (cldm_names_append(&p->heap_exports, &p->num_heap_exports, r->heap_exports, r->num_heap_exports) ||
-      cldm_names_append(&p->imports, &p->num_imports, r->imports, r->num_imports)) {
-    cldm_program_free(p);
-    return NULL;
-  }
+  p->report = *report;
+  memset(report, 0, sizeof(*report));
   return p;
 }
 
-int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out)
+int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
+                             uint32_t *num_user_args)
 {
-  int found = 0;
+  int takes_heap = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
-  for (size_t i = 0; p && i < p->num_kernels && !found; i++)
-    if (!strcmp(p->kernels[i].name, name)) {
-      *out = p->kernels[i];
-      out->name = NULL; /* not owned by the caller */
-      found = 1;
-    }
+  const cldm_spirv_kernel *k = NULL;
+  for (size_t i = 0; p && i < p->report.num_kernels && !k; i++)
+    if (!strcmp(p->report.kernels[i].name, name))
+      k = &p->report.kernels[i];
+  if (k && k->takes_heap) {
+    takes_heap = 1;
+    *heap_arg_index = k->heap_arg_index;
+    *num_user_args = k->num_user_args;
+  }
   pthread_mutex_unlock(&cldm_programs.lock);
-  return found;
+  return takes_heap;
 }
 
 int cldm_program_tracked(cl_program program)
@@ -133,23 +128,52 @@ static void cldm_program_register(cl_program program, cldm_program *rec)
   cldm_program_free(old);
 }
 
+/* ---- allocator variants, parsed once ------------------------------------------------------ */
+
+static pthread_mutex_t cldm_program_allocators_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Per entry of cldm_device_modules(): the module parsed, or NULL until first used. */
+static cldm_spirv_parsed_allocator **cldm_program_allocators;
+
+/* The parsed form of allocator variant `m`, parsed on first use and kept for the life of the
+ * process; NULL if it cannot be parsed (the caller passes the words too, so lowering then
+ * reports why, as without the cache). */
+static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_device_module *m)
+{
+  size_t count;
+  const cldm_device_module *all = cldm_device_modules(&count);
+  size_t i = (size_t)(m - all); /* cldm_device_module_select answers from that table */
+  cldm_spirv_parsed_allocator *parsed = NULL;
+  pthread_mutex_lock(&cldm_program_allocators_lock);
+  if (!cldm_program_allocators)
+    cldm_program_allocators = calloc(count, sizeof(*cldm_program_allocators));
+  if (cldm_program_allocators && i < count) {
+    parsed = cldm_program_allocators[i];
+    if (!parsed &&
+        cldm_spirv_allocator_parse(m->words, m->num_words, &parsed, NULL) == CLDM_SPIRV_OK)
+      cldm_program_allocators[i] = parsed;
+  }
+  pthread_mutex_unlock(&cldm_program_allocators_lock);
+  return parsed;
+}
+
 /* ---- creation ---------------------------------------------------------------------------- */
 
 /* The allocator feature set usable on every supported device of `context`; returns 0 if the
  * context has no supported device (the layer then stays out of the way). */
-static int cldm_context_features(cl_context context, unsigned *features)
+static int cldm_program_context_features(cl_context context, unsigned *features)
 {
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
-      cldm_info_fetch(cldm_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) != CL_SUCCESS)
+      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
+          CL_SUCCESS)
     return 0;
   int any = 0;
   unsigned all = ~0u;
   for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
-    unsigned f = 0;
-    if (cldm_device_caps(((cl_device_id *)devs)[i], &f, NULL, NULL) == CL_SUCCESS) {
-      all &= f;
+    cldm_device_state st;
+    if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
+      all &= st.features;
       any = 1;
     }
   }
@@ -180,7 +204,7 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
                                       const void *il, size_t length, cl_int *errcode_ret)
 {
   unsigned features = 0;
-  if (!il || !length || !cldm_context_features(context, &features))
+  if (!il || !length || !cldm_program_context_features(context, &features))
     return create(context, il, length, errcode_ret);
 
   cldm_spirv_allocator alloc = {0};
@@ -189,10 +213,12 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   if (m32) {
     alloc.words32 = m32->words;
     alloc.num_words32 = m32->num_words;
+    alloc.parsed32 = cldm_program_allocator(m32);
   }
   if (m64) {
     alloc.words64 = m64->words;
     alloc.num_words64 = m64->num_words;
+    alloc.parsed64 = cldm_program_allocator(m64);
   }
   void *out = NULL;
   size_t out_size = 0;
@@ -214,8 +240,8 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
            length, report.num_kernels,
            report.address_bits == 32 ? (m32 ? m32->name : "-") : (m64 ? m64->name : "-"), out_size);
   cldm_program_dump(out, out_size);
-  cldm_program *rec = cldm_program_from_report(&report, il, length);
-  cldm_spirv_report_free(&report);
+  cldm_program *rec = cldm_program_new(&report, il, length);
+  cldm_spirv_report_free(&report); /* nothing left unless the record could not be made */
   if (!rec) {
     free(out);
     if (errcode_ret)
@@ -231,23 +257,24 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   return program;
 }
 
-static cl_program CL_API_CALL cldm_next_create_il(cl_context c, const void *il, size_t n, cl_int *e)
+static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const void *il, size_t n,
+                                                          cl_int *e)
 {
   return cldm_next->clCreateProgramWithIL(c, il, n, e);
 }
 
-static cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
                                                           size_t length, cl_int *errcode_ret)
 {
-  return cldm_program_create(cldm_next_create_il, context, il, length, errcode_ret);
+  return cldm_program_create(cldm_program_next_create_il, context, il, length, errcode_ret);
 }
 
 /* The driver's clCreateProgramWithILKHR, found through the platform of the context. */
-static cl_program CL_API_CALL cldm_next_create_il_khr(cl_context c, const void *il, size_t n,
-                                                      cl_int *e)
+static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, const void *il,
+                                                              size_t n, cl_int *e)
 {
   cldm_create_il_fn fn = NULL;
-  cl_platform_id platform = cldm_context_platform(c);
+  cl_platform_id platform = cldm_info_context_platform(c);
   if (platform && CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))
     fn = (cldm_create_il_fn)cldm_next->clGetExtensionFunctionAddressForPlatform(
         platform, "clCreateProgramWithILKHR");
@@ -264,13 +291,13 @@ static cl_program CL_API_CALL cldm_next_create_il_khr(cl_context c, const void *
 static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, const void *il,
                                                             size_t length, cl_int *errcode_ret)
 {
-  return cldm_program_create(cldm_next_create_il_khr, context, il, length, errcode_ret);
+  return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, errcode_ret);
 }
 
 /* ---- queries, linking, release ----------------------------------------------------------- */
 
-static cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
-                                                size_t size, void *value, size_t *size_ret)
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
+                                         size_t size, void *value, size_t *size_ret)
 {
   if (name == CL_PROGRAM_IL) {
     pthread_mutex_lock(&cldm_programs.lock);
@@ -293,7 +320,7 @@ static int cldm_program_imports(cl_program program, char ***names, size_t *n)
   *n = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
-  int err = p ? cldm_names_append(names, n, p->imports, p->num_imports) : 0;
+  int err = p ? cldm_program_names_append(names, n, p->report.imports, p->report.num_imports) : 0;
   pthread_mutex_unlock(&cldm_programs.lock);
   if (p || err)
     return err;
@@ -306,8 +333,12 @@ static int cldm_program_imports(cl_program program, char ***names, size_t *n)
     return 0;
   }
   cldm_spirv_report r;
-  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK)
-    err = cldm_names_append(names, n, r.imports, r.num_imports);
+  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK) { /* take the names over */
+    *names = r.imports;
+    *n = r.num_imports;
+    r.imports = NULL;
+    r.num_imports = 0;
+  }
   cldm_spirv_report_free(&r);
   free(il);
   return err;
@@ -315,7 +346,8 @@ static int cldm_program_imports(cl_program program, char ***names, size_t *n)
 
 /* Finds a function that one input imports and another, lowered input exports with the heap
  * parameter; writes "<function>" into `what`. Returns 1 if found. */
-static int cldm_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what, size_t cap)
+static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
+                                      size_t cap)
 {
   int found = 0;
   for (cl_uint i = 0; i < num_inputs && !found; i++) {
@@ -326,21 +358,22 @@ static int cldm_link_conflict(cl_uint num_inputs, const cl_program *inputs, char
     pthread_mutex_lock(&cldm_programs.lock);
     for (cl_uint j = 0; j < num_inputs && !found; j++) {
       const cldm_program *p = j == i ? NULL : cldm_map_get(&cldm_programs, inputs[j]);
-      for (size_t e = 0; p && e < p->num_heap_exports && !found; e++)
+      for (size_t e = 0; p && e < p->report.num_heap_exports && !found; e++)
         for (size_t k = 0; k < n && !found; k++)
-          if (!strcmp(imports[k], p->heap_exports[e])) {
+          if (!strcmp(imports[k], p->report.heap_exports[e])) {
             snprintf(what, cap, "%s", imports[k]);
             found = 1;
           }
     }
     pthread_mutex_unlock(&cldm_programs.lock);
-    cldm_names_free(imports, n);
+    cldm_program_names_free(imports, n);
   }
   return found;
 }
 
 /* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
-static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inputs, int *tracked)
+static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_program *inputs,
+                                              int *tracked)
 {
   cldm_program *merged = calloc(1, sizeof(*merged));
   int ok = merged != NULL;
@@ -351,18 +384,7 @@ static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inpu
     if (!p)
       continue;
     (*tracked)++;
-    cldm_program_kernel *grown =
-        realloc(merged->kernels, (merged->num_kernels + p->num_kernels + 1) * sizeof(*grown));
-    ok = grown != NULL;
-    if (ok)
-      merged->kernels = grown;
-    for (size_t k = 0; ok && k < p->num_kernels; k++) {
-      merged->kernels[merged->num_kernels] = p->kernels[k];
-      ok = (merged->kernels[merged->num_kernels].name = strdup(p->kernels[k].name)) != NULL;
-      merged->num_kernels += ok;
-    }
-    ok = ok && cldm_names_append(&merged->heap_exports, &merged->num_heap_exports,
-                                 p->heap_exports, p->num_heap_exports) == 0;
+    ok = cldm_spirv_report_append(&merged->report, &p->report, NULL) == CLDM_SPIRV_OK;
   }
   pthread_mutex_unlock(&cldm_programs.lock);
   if (!ok || !*tracked) {
@@ -372,17 +394,18 @@ static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inpu
   return merged;
 }
 
-static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                                 const cl_device_id *device_list,
-                                                 const char *options, cl_uint num_inputs,
-                                                 const cl_program *inputs,
-                                                 void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                                 void *user_data, cl_int *errcode_ret)
+cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
+                                          const cl_device_id *device_list,
+                                          const char *options, cl_uint num_inputs,
+                                          const cl_program *inputs,
+                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                          void *user_data, cl_int *errcode_ret)
 {
   int tracked = 0;
-  cldm_program *merged = inputs ? cldm_link_record(num_inputs, inputs, &tracked) : NULL;
+  cldm_program *merged = inputs ? cldm_program_link_record(num_inputs, inputs, &tracked) : NULL;
   char what[256];
-  if (merged && num_inputs > 1 && cldm_link_conflict(num_inputs, inputs, what, sizeof(what))) {
+  if (merged && num_inputs > 1 &&
+      cldm_program_link_conflict(num_inputs, inputs, what, sizeof(what))) {
     cldm_log(CLDM_LOG_ERROR,
              "clLinkProgram: function \"%s\" allocates and is called from another, separately "
              "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
@@ -402,38 +425,21 @@ static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num
   return program;
 }
 
-static cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
 {
-  cl_uint refs = 0;
-  cl_context context = NULL;
-  int tracked = cldm_program_tracked(program);
-  if (tracked)
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
-  if (cldm_heaps_exist())
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseProgram(program);
-  if (err == CL_SUCCESS && tracked && refs == 1) {
+  int last = 0;
+  cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
+                                     cldm_program_tracked(program) ? &last : NULL);
+  if (last) {
     pthread_mutex_lock(&cldm_programs.lock);
     cldm_program *rec = cldm_map_remove(&cldm_programs, program);
     pthread_mutex_unlock(&cldm_programs.lock);
     cldm_program_free(rec);
   }
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
   return err;
 }
 
-void cldm_dispatch_fill_program(cl_icd_dispatch *d)
-{
-  d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
-  d->clGetProgramInfo = clGetProgramInfo_wrap;
-  d->clLinkProgram = clLinkProgram_wrap;
-  d->clReleaseProgram = clReleaseProgram_wrap;
-  cldm_dispatch_fill_kernel(d);
-  cldm_dispatch_fill_lifetime(d);
-}
-
-void *cldm_extfn_program(const char *name)
+void *cldm_program_extfn(const char *name)
 {
   if (!strcmp(name, "clCreateProgramWithILKHR"))
     return (void *)cldm_clCreateProgramWithILKHR;

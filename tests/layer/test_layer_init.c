@@ -127,7 +127,7 @@ static void test_exports(void **state)
     assert_non_null(dlsym(layer, exported[i]));
   /* internal functions stay hidden */
   assert_null(dlsym(layer, "clGetDeviceInfo_wrap"));
-  assert_null(dlsym(layer, "cldm_device_supported"));
+  assert_null(dlsym(layer, "cldm_device_snapshot"));
   assert_null(dlsym(layer, "clGetDeviceInfo"));
 }
 

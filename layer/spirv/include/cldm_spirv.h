@@ -74,13 +74,41 @@ typedef struct cldm_spirv_report {
   char **imports;
 } cldm_spirv_report;
 
+/* Ownership: a filled report owns its arrays and strings (malloc'd); its holder frees them
+ * once, with cldm_spirv_report_free, which leaves the report zeroed. Assigning the struct moves
+ * that ownership when the source is then zeroed (or simply dropped) instead of freed. A
+ * zeroed report is a valid empty one. */
 void cldm_spirv_report_free(cldm_spirv_report *report);
 
-/* Allocator modules to link, by addressing model (spec 3.2). Either may be NULL when the caller
- * knows the input's width; lowering a module whose width has no allocator is E_ALLOCATOR. */
+/* Appends copies of src's kernels and allocating exports to dst (a zeroed or filled report):
+ * what a program linked from several modules offers. dst's other fields are left as they are.
+ * On E_NOMEM dst holds part of the copies and is still freed with cldm_spirv_report_free. */
+cldm_spirv_status cldm_spirv_report_append(cldm_spirv_report *dst, const cldm_spirv_report *src,
+                                           cldm_spirv_error *err);
+
+/* An allocator module parsed and checked once (header, layout, ids, every operand), to lower
+ * many modules against it without parsing it again. Never modified after
+ * cldm_spirv_allocator_parse made it: any number of threads may lower with one at once. The
+ * checks that depend on the module being lowered (addressing and memory model, the exports it
+ * needs) still happen when it is lowered. */
+typedef struct cldm_spirv_parsed_allocator cldm_spirv_parsed_allocator;
+
+/* Parses and checks an allocator module (device/include/cldm_device.h's contract; bytes as for
+ * every input). Problems are E_ALLOCATOR, with the messages lowering with its words would give;
+ * *out is NULL then. Freed with cldm_spirv_allocator_free. */
+cldm_spirv_status cldm_spirv_allocator_parse(const uint32_t *words, size_t num_words,
+                                             cldm_spirv_parsed_allocator **out,
+                                             cldm_spirv_error *err);
+void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator);
+
+/* Allocator modules to link, by addressing model (spec 3.2): the words, or (where not NULL,
+ * used instead of the words) the same module parsed. Either width may be missing when the
+ * caller knows the input's width; lowering a module whose width has no allocator is
+ * E_ALLOCATOR. */
 typedef struct cldm_spirv_allocator {
   const uint32_t *words32; size_t num_words32;   /* Physical32 */
   const uint32_t *words64; size_t num_words64;   /* Physical64 */
+  const cldm_spirv_parsed_allocator *parsed32, *parsed64;
 } cldm_spirv_allocator;
 
 /* Parses the module and fills `report` (kernels, forms; takes_heap says which kernels WOULD take

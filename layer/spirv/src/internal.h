@@ -314,12 +314,19 @@ cldm_spirv_status cldm_spirv_out_finish(cldm_spirv_out *o, void **out, size_t *o
                                         cldm_spirv_error *err);
 
 /* ---- link.c, link_emit.c ------------------------------------------------------------------ */
-typedef struct cldm_spirv_link {
+/* cldm_spirv.h's parsed allocator: the module after passes 1 and 2, and what linking needs of
+ * it that does not depend on the user's module. Read-only once parsed. */
+struct cldm_spirv_parsed_allocator {
   cldm_spirv_module a;
+  uint8_t *decorated;     /* per id: some decoration targets it */
+};
+
+typedef struct cldm_spirv_link {
+  const cldm_spirv_module *a; /* the allocator (of a parsed allocator, not owned) */
   const cldm_spirv_module *u; /* the user's module */
   uint32_t *map;          /* allocator id -> output id */
   uint8_t *unified;       /* allocator id unified with a user id (names/decorations dropped) */
-  uint8_t *decorated;
+  const uint8_t *decorated; /* the parsed allocator's */
   uint8_t *shared_fn;     /* per allocator function: the user's identical copy is used */
   uint32_t fn[CLDM_SPIRV_EXT_MAX + 1];       /* output ids of cldm_<op> (0 if absent) */
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
@@ -332,9 +339,10 @@ typedef struct cldm_spirv_link {
   uint32_t size_bits;
 } cldm_spirv_link;
 
-/* Parses and checks the allocator (contract of device/include/cldm_device.h) for user module
- * u, maps its ids (unifying types/constants through tt, whose entries it extends). */
-cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *words, size_t n,
+/* Checks the parsed allocator against user module u and the contract of
+ * device/include/cldm_device.h, maps its ids (unifying types/constants through tt, whose
+ * entries it extends). l borrows pa, which must outlive it. */
+cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_parsed_allocator *pa,
                                           const cldm_spirv_module *u, cldm_spirv_typetab *tt,
                                           uint32_t *next_id, const uint8_t *needed,
                                           cldm_spirv_error *err);
