@@ -347,7 +347,7 @@ static void parsed_allocator_as_words(void **state) {
   assert_int_equal(cldm_spirv_allocator_parse(copy, bump->num_words64, &bad, &err),
                    CLDM_SPIRV_E_ALLOCATOR);
   assert_null(bad);
-  assert_string_equal(err.message, "allocator module: word 0: bad magic number 0x12345678 "
+  assert_string_equal(err.message, "word 0: allocator module: bad magic number 0x12345678 "
                                    "(SPIR-V is 0x07230203)");
   free(copy);
   for (size_t i = 0; i < NUM_PARSED_INPUTS; i++) {
