@@ -42,7 +42,7 @@ extern cl_uint cldm_next_entries;
 /* True when the next table has a non-NULL entry `fn` (never reads past its length). */
 #define CLDM_NEXT_HAS(fn) (cldm_next && CLDM_SLOT(fn) < cldm_next_entries && cldm_next->fn)
 
-/* ---- layer_log.c: logging and configuration knobs (README "Knobs") --------------------- */
+/* ---- layer_log.c: messages on stderr, filtered by CLDM_LOG (README "Knobs") ------------ */
 
 typedef enum cldm_log_level {
   CLDM_LOG_NONE = 0,
@@ -54,6 +54,8 @@ typedef enum cldm_log_level {
 
 void cldm_log(cldm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cldm_log_enabled(cldm_log_level level);
+
+/* ---- layer_config.c: the other knobs (README "Knobs") ----------------------------------- */
 
 /* Default heap size in bytes: CLDM_HEAP_SIZE (bytes, K/M/G suffixes) or 8 MiB. */
 size_t cldm_config_default_heap_size(void);
@@ -75,17 +77,18 @@ typedef struct cldm_map {
   size_t cap, len;
 } cldm_map;
 
-#define CLDM_MAP_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0}
+#define CLDM_MAP_INIT                                                                              \
+  { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 }
 void *cldm_map_get(const cldm_map *m, const void *key);
 int cldm_map_put(cldm_map *m, const void *key, void *value); /* 0, or -1 out of memory */
-void *cldm_map_remove(cldm_map *m, const void *key);          /* the removed value or NULL */
+void *cldm_map_remove(cldm_map *m, const void *key);         /* the removed value or NULL */
 
 /* ---- layer_info.c: helpers for clGet*Info-style answers -------------------------------- */
 
 /* Copies `size` bytes from `src` following the OpenCL query rules: CL_INVALID_VALUE (and
  * nothing written) if param_value is non-NULL and param_value_size < size. */
-cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size,
-                        void *param_value, size_t *param_value_size_ret);
+cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size, void *param_value,
+                        size_t *param_value_size_ret);
 
 /* Runs a size query + value query through `query` into a malloc'd buffer (*out, *out_size).
  * `query` has the shape of clGetDeviceInfo with the object and name bound by the caller. */
@@ -104,12 +107,12 @@ cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* What the layer knows of a device, as one consistent copy (cldm_device_snapshot). */
 typedef struct cldm_device_state {
-  int supported;          /* accepts SPIR-V (spec 1.1): the extension is offered */
-  size_t heap_size;       /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
-  cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
-  unsigned features;      /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
-  cl_uint address_bits;   /* CL_DEVICE_ADDRESS_BITS */
-  int svm_coarse;         /* coarse-grained buffer SVM */
+  int supported;        /* accepts SPIR-V (spec 1.1): the extension is offered */
+  size_t heap_size;     /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
+  cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
+  unsigned features;    /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
+  cl_uint address_bits; /* CL_DEVICE_ADDRESS_BITS */
+  int svm_coarse;       /* coarse-grained buffer SVM */
 } cldm_device_state;
 
 /* Copies the state of `device` into *state, probing the driver the first time (cached per
@@ -211,8 +214,8 @@ int cldm_program_tracked(cl_program program);
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
                              uint32_t *num_user_args);
 
-cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
-                                                  size_t length, cl_int *errcode_ret);
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
+                                                  cl_int *errcode_ret);
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret);
 cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
@@ -225,7 +228,7 @@ cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 
 typedef struct cldm_kernel {
-  pthread_mutex_t lock;       /* held from binding the heap to the enqueue */
+  pthread_mutex_t lock; /* held from binding the heap to the enqueue */
   uint32_t heap_arg_index;
   uint32_t num_user_args;
 } cldm_kernel;
@@ -241,9 +244,8 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret);
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel);
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
                                         void *value, size_t *size_ret);
-cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
-                                           cl_kernel_arg_info name, size_t size, void *value,
-                                           size_t *size_ret);
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
+                                           size_t size, void *value, size_t *size_ret);
 cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
                                        const void *value);
 cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
@@ -253,12 +255,11 @@ cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel kernel,
                                                cl_uint work_dim, const size_t *offset,
-                                               const size_t *global_size,
-                                               const size_t *local_size, cl_uint num_events,
-                                               const cl_event *wait_list, cl_event *event);
-cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
-                                      cl_uint num_events, const cl_event *wait_list,
-                                      cl_event *event);
+                                               const size_t *global_size, const size_t *local_size,
+                                               cl_uint num_events, const cl_event *wait_list,
+                                               cl_event *event);
+cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

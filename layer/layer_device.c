@@ -17,7 +17,7 @@
 /* A device's entry: the state callers get a copy of, and the live-heap count. */
 typedef struct cldm_device_entry {
   cl_device_id device;
-  unsigned live_heaps;    /* heaps of this device in contexts not yet released */
+  unsigned live_heaps; /* heaps of this device in contexts not yet released */
   cldm_device_state state;
 } cldm_device_entry;
 
@@ -26,14 +26,12 @@ static cldm_device_entry *cldm_devices;
 static size_t cldm_devices_len, cldm_devices_cap;
 
 static cl_int cldm_device_query(const void *obj, cl_uint name, size_t size, void *value,
-                                size_t *size_ret)
-{
+                                size_t *size_ret) {
   return cldm_next->clGetDeviceInfo((cl_device_id)obj, name, size, value, size_ret);
 }
 
 /* 1 if a cl_name_version array names `name`. */
-static int cldm_device_versions_have(const cl_name_version *v, size_t bytes, const char *name)
-{
+static int cldm_device_versions_have(const cl_name_version *v, size_t bytes, const char *name) {
   for (size_t i = 0; v && i < bytes / sizeof(*v); i++)
     if (!strcmp(v[i].name, name))
       return 1;
@@ -41,8 +39,7 @@ static int cldm_device_versions_have(const cl_name_version *v, size_t bytes, con
 }
 
 /* What the allocator may use on this device (picks the module variant, cldm_device.h). */
-static void cldm_device_probe_features(cl_device_id device, cldm_device_state *st)
-{
+static void cldm_device_probe_features(cl_device_id device, cldm_device_state *st) {
   void *ext = NULL, *cfeat = NULL, *cver = NULL;
   size_t ext_size = 0, cfeat_size = 0, cver_size = 0;
   cldm_info_fetch(cldm_device_query, device, CL_DEVICE_EXTENSIONS, &ext, &ext_size);
@@ -56,7 +53,8 @@ static void cldm_device_probe_features(cl_device_id device, cldm_device_state *s
   if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof(caps), &caps,
                                  NULL) != CL_SUCCESS)
     caps = 0;
-  int acq_rel_device = (caps & CL_DEVICE_ATOMIC_ORDER_ACQ_REL) && (caps & CL_DEVICE_ATOMIC_SCOPE_DEVICE);
+  int acq_rel_device =
+      (caps & CL_DEVICE_ATOMIC_ORDER_ACQ_REL) && (caps & CL_DEVICE_ATOMIC_SCOPE_DEVICE);
   if (c2 || acq_rel_device)
     st->features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
   if (c2 || cldm_device_versions_have(f, cfeat_size, "__opencl_c_generic_address_space"))
@@ -67,7 +65,8 @@ static void cldm_device_probe_features(cl_device_id device, cldm_device_state *s
       cldm_device_versions_have(f, cfeat_size, "__opencl_c_subgroups"))
     st->features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
   cl_device_svm_capabilities svm = 0;
-  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) == CL_SUCCESS)
+  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL) ==
+      CL_SUCCESS)
     st->svm_coarse = (svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
   cldm_next->clGetDeviceInfo(device, CL_DEVICE_ADDRESS_BITS, sizeof(st->address_bits),
                              &st->address_bits, NULL);
@@ -77,8 +76,7 @@ static void cldm_device_probe_features(cl_device_id device, cldm_device_state *s
 }
 
 /* Finds the entry; caller holds the lock. */
-static cldm_device_entry *cldm_device_find(cl_device_id device)
-{
+static cldm_device_entry *cldm_device_find(cl_device_id device) {
   for (size_t i = 0; i < cldm_devices_len; i++)
     if (cldm_devices[i].device == device)
       return &cldm_devices[i];
@@ -86,16 +84,14 @@ static cldm_device_entry *cldm_device_find(cl_device_id device)
 }
 
 /* The state of a device the layer knows nothing of: not supported, the default heap size. */
-static void cldm_device_state_unknown(cldm_device_state *st)
-{
+static void cldm_device_state_unknown(cldm_device_state *st) {
   memset(st, 0, sizeof(*st));
   st->heap_size = cldm_config_default_heap_size();
 }
 
 /* Queries the driver and fills `e` (no lock held). Returns CL_SUCCESS or the driver's error
  * for an invalid device. */
-static cl_int cldm_device_probe(cl_device_id device, cldm_device_entry *e)
-{
+static cl_int cldm_device_probe(cl_device_id device, cldm_device_entry *e) {
   if (!device || !CLDM_NEXT_HAS(clGetDeviceInfo))
     return CL_INVALID_DEVICE;
   cl_device_type type;
@@ -121,8 +117,7 @@ static cl_int cldm_device_probe(cl_device_id device, cldm_device_entry *e)
 
 /* Makes sure `device` has an entry (probing the driver the first time). Entries are only
  * read or written under the lock, through cldm_device_find: realloc may move them. */
-static cl_int cldm_device_ensure(cl_device_id device)
-{
+static cl_int cldm_device_ensure(cl_device_id device) {
   pthread_mutex_lock(&cldm_devices_lock);
   int known = cldm_device_find(device) != NULL;
   pthread_mutex_unlock(&cldm_devices_lock);
@@ -151,8 +146,7 @@ static cl_int cldm_device_ensure(cl_device_id device)
   return err;
 }
 
-cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state)
-{
+cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state) {
   cl_int err = cldm_device_ensure(device);
   if (err != CL_SUCCESS) {
     cldm_device_state_unknown(state);
@@ -164,8 +158,7 @@ cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state)
   return CL_SUCCESS;
 }
 
-cl_int cldm_device_set_heap_size(cl_device_id device, size_t size)
-{
+cl_int cldm_device_set_heap_size(cl_device_id device, size_t size) {
   cl_int err = cldm_device_ensure(device);
   if (err != CL_SUCCESS)
     return CL_INVALID_DEVICE;
@@ -174,8 +167,8 @@ cl_int cldm_device_set_heap_size(cl_device_id device, size_t size)
   cldm_device_state *st = &e->state;
   if (!st->supported)
     err = CL_INVALID_DEVICE;
-  else if (size == 0 || size < CL_DEVICE_HEAP_SIZE_MIN_EXT || (st->max_alloc && size > st->max_alloc) ||
-           size > cldm_heap_max_size())
+  else if (size == 0 || size < CL_DEVICE_HEAP_SIZE_MIN_EXT ||
+           (st->max_alloc && size > st->max_alloc) || size > cldm_heap_max_size())
     err = CL_INVALID_VALUE;
   else if (e->live_heaps > 0)
     err = CL_INVALID_OPERATION;
@@ -185,8 +178,7 @@ cl_int cldm_device_set_heap_size(cl_device_id device, size_t size)
   return err;
 }
 
-void cldm_device_heap_created(cl_device_id device)
-{
+void cldm_device_heap_created(cl_device_id device) {
   if (cldm_device_ensure(device) != CL_SUCCESS)
     return;
   pthread_mutex_lock(&cldm_devices_lock);
@@ -194,8 +186,7 @@ void cldm_device_heap_created(cl_device_id device)
   pthread_mutex_unlock(&cldm_devices_lock);
 }
 
-void cldm_device_heap_released(cl_device_id device)
-{
+void cldm_device_heap_released(cl_device_id device) {
   pthread_mutex_lock(&cldm_devices_lock);
   cldm_device_entry *e = cldm_device_find(device);
   if (e && e->live_heaps > 0)
@@ -203,8 +194,7 @@ void cldm_device_heap_released(cl_device_id device)
   pthread_mutex_unlock(&cldm_devices_lock);
 }
 
-int cldm_device_platform_supported(cl_platform_id platform)
-{
+int cldm_device_platform_supported(cl_platform_id platform) {
   if (!CLDM_NEXT_HAS(clGetDeviceIDs))
     return 0;
   cl_uint n = 0;

@@ -32,12 +32,12 @@ typedef struct cldm_heap {
   struct cldm_heap *next;
   cl_context context;
   cl_device_id device;
-  int svm;                  /* memory kind: 1 SVM, 0 buffer */
+  int svm; /* memory kind: 1 SVM, 0 buffer */
   void *svm_ptr, *svm_pristine;
   cl_mem buf, pristine;
-  cl_command_queue queue;   /* internal queue: initialisation and detaching */
-  cldm_heap_geometry geom;  /* buffer size, initial image (its prefix), statistics span */
-  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
+  cl_command_queue queue;  /* internal queue: initialisation and detaching */
+  cldm_heap_geometry geom; /* buffer size, initial image (its prefix), statistics span */
+  cl_uint context_refs;    /* references the heap's objects (memory, queue) hold on the context */
 } cldm_heap;
 
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -46,8 +46,7 @@ static int cldm_heaps_alive; /* read without the lock on release fast paths */
 
 int cldm_heap_any(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
 
-static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
-{
+static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device) {
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
     if (h->context == context && h->device == device)
       return h;
@@ -55,28 +54,26 @@ static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
 }
 
 /* The driver's reference count of `context`. */
-static cl_uint cldm_heap_context_refcount(cl_context context)
-{
+static cl_uint cldm_heap_context_refcount(cl_context context) {
   cl_uint refs = 0;
   cldm_next->clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
   return refs;
 }
 
 /* Which memory the heap uses: CLDM_HEAP_MEMORY=svm|buffer, else SVM when available. */
-static int cldm_heap_use_svm(const cldm_device_state *st)
-{
+static int cldm_heap_use_svm(const cldm_device_state *st) {
   int have = st->svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
              CLDM_NEXT_HAS(clEnqueueSVMMemcpy) && CLDM_NEXT_HAS(clSetKernelArgSVMPointer);
   const char *force = cldm_config_heap_memory();
   if (force && !strcmp(force, "buffer"))
     return 0;
   if (force && !strcmp(force, "svm") && !have)
-    cldm_log(CLDM_LOG_WARN, "CLDM_HEAP_MEMORY=svm but the device has no coarse-grained SVM; using a buffer");
+    cldm_log(CLDM_LOG_WARN,
+             "CLDM_HEAP_MEMORY=svm but the device has no coarse-grained SVM; using a buffer");
   return have;
 }
 
-static void cldm_heap_free_memory(cldm_heap *h)
-{
+static void cldm_heap_free_memory(cldm_heap *h) {
   if (h->svm) {
     if (h->svm_ptr)
       cldm_next->clSVMFree(h->context, h->svm_ptr);
@@ -94,8 +91,7 @@ static void cldm_heap_free_memory(cldm_heap *h)
 
 /* Allocates the heap's memory objects (the pristine image is filled at creation for
  * buffers). */
-static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
-{
+static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image) {
   cl_int err = CL_SUCCESS;
   h->queue = CLDM_NEXT_HAS(clCreateCommandQueueWithProperties)
                  ? cldm_next->clCreateCommandQueueWithProperties(h->context, h->device, NULL, &err)
@@ -107,8 +103,8 @@ static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
     h->svm_pristine = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->geom.image_bytes, 0);
     return h->svm_ptr && h->svm_pristine ? CL_SUCCESS : CL_MEM_OBJECT_ALLOCATION_FAILURE;
   }
-  h->buf = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_WRITE, h->geom.buffer_bytes, NULL,
-                                    &err);
+  h->buf =
+      cldm_next->clCreateBuffer(h->context, CL_MEM_READ_WRITE, h->geom.buffer_bytes, NULL, &err);
   if (err == CL_SUCCESS)
     h->pristine = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                             h->geom.image_bytes, (void *)image, &err);
@@ -117,17 +113,16 @@ static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
 
 /* Writes the image into the heap (and the SVM pristine copy) with blocking commands on the
  * heap's internal queue: no kernel anywhere can see the heap before it is initialised. */
-static cl_int cldm_heap_write_image(cldm_heap *h, const void *image)
-{
+static cl_int cldm_heap_write_image(cldm_heap *h, const void *image) {
   cl_command_queue queue = h->queue;
   if (!h->svm)
-    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->geom.image_bytes, image,
-                                           0, NULL, NULL);
+    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->geom.image_bytes, image, 0,
+                                           NULL, NULL);
   cl_int err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_pristine, image,
                                              h->geom.image_bytes, 0, NULL, NULL);
   if (err == CL_SUCCESS)
-    err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_ptr, image, h->geom.image_bytes,
-                                        0, NULL, NULL);
+    err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_ptr, image, h->geom.image_bytes, 0,
+                                        NULL, NULL);
   return err;
 }
 
@@ -137,14 +132,12 @@ static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *us
  * pages, plus the allocator's metadata, but never more than one allocation may be
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the usable size instead
  * (spec 1.2). 0, or -1 if that leaves less than the minimum heap. */
-static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g)
-{
+static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
   return cldm_heap_geometry_for_request(st->heap_size, st->max_alloc, g);
 }
 
 /* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
-static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out)
-{
+static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out) {
   cldm_heap *h = calloc(1, sizeof(*h));
   if (!h)
     return CL_OUT_OF_HOST_MEMORY;
@@ -189,15 +182,13 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   return CL_SUCCESS;
 }
 
-static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b)
-{
+static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b) {
   b->svm = h->svm;
   b->svm_ptr = h->svm_ptr;
   b->buf = h->buf;
 }
 
-cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding)
-{
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cl_int err = h ? CL_SUCCESS : cldm_heap_create(context, device, &h);
@@ -207,16 +198,14 @@ cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_bind
   return err;
 }
 
-cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b)
-{
+cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b) {
   if (b->svm)
     return cldm_next->clSetKernelArgSVMPointer(kernel, index, b->svm_ptr);
   return cldm_next->clSetKernelArg(kernel, index, sizeof(cl_mem), &b->buf);
 }
 
 /* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
-static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
-{
+static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
   cldm_device_state st;
   cldm_device_snapshot(device, &st);
   cldm_heap_geometry g;
@@ -227,8 +216,7 @@ static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
 }
 
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
-                      cl_device_heap_info_ext name, cl_ulong *value)
-{
+                      cl_device_heap_info_ext name, cl_ulong *value) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cldm_heap copy;
@@ -240,16 +228,18 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     if (err != CL_SUCCESS)
       return err;
     *value = 0;
-    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value) : CL_SUCCESS;
+    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value)
+                                                : CL_SUCCESS;
   }
   size_t span = copy.geom.stats_span;
   void *bytes = malloc(span);
   if (!bytes)
     return CL_OUT_OF_HOST_MEMORY;
   /* blocking reads on the caller's queue: ordered after every command enqueued before */
-  cl_int err = copy.svm
-                   ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
-                   : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
+  cl_int err =
+      copy.svm
+          ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
+          : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
   cldm_heap_stats stats;
   if (err == CL_SUCCESS && cldm_heap_stats_decode(bytes, span, &stats) != 0) {
     cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
@@ -259,19 +249,30 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
   if (err != CL_SUCCESS)
     return err;
   switch (name) {
-  case CL_DEVICE_HEAP_INFO_SIZE_EXT: *value = stats.size; break;
-  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT: *value = stats.bytes_in_use; break;
-  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT: *value = stats.peak_bytes_in_use; break;
-  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT: *value = stats.live_allocations; break;
-  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT: *value = stats.failed_allocations; break;
-  default: *value = stats.invalid_frees; break;
+  case CL_DEVICE_HEAP_INFO_SIZE_EXT:
+    *value = stats.size;
+    break;
+  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT:
+    *value = stats.bytes_in_use;
+    break;
+  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT:
+    *value = stats.peak_bytes_in_use;
+    break;
+  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT:
+    *value = stats.live_allocations;
+    break;
+  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT:
+    *value = stats.failed_allocations;
+    break;
+  default:
+    *value = stats.invalid_frees;
+    break;
   }
   return CL_SUCCESS;
 }
 
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
-                               cl_uint num_events, const cl_event *wait_list, cl_event *event)
-{
+                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cldm_heap copy;
@@ -283,14 +284,13 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
   if (copy.svm)
     return cldm_next->clEnqueueSVMMemcpy(queue, CL_FALSE, copy.svm_ptr, copy.svm_pristine,
                                          copy.geom.image_bytes, num_events, wait_list, event);
-  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0,
-                                        copy.geom.image_bytes, num_events, wait_list, event);
+  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0, copy.geom.image_bytes,
+                                        num_events, wait_list, event);
 }
 
 /* Unlinks every heap of `context` into *out; caller holds the lock. Returns the references
  * those heaps hold on the context. */
-static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
-{
+static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
   cl_uint refs = 0;
   for (cldm_heap **pp = &cldm_heaps; *pp;) {
     cldm_heap *h = *pp;
@@ -306,8 +306,7 @@ static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
 }
 
 /* References the heaps of `context` hold on it; caller holds the lock. */
-static cl_uint cldm_heap_refs_held(cl_context context)
-{
+static cl_uint cldm_heap_refs_held(cl_context context) {
   cl_uint refs = 0;
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
     if (h->context == context)
@@ -315,8 +314,7 @@ static cl_uint cldm_heap_refs_held(cl_context context)
   return refs;
 }
 
-static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
-{
+static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
   while (list) {
     cldm_heap *next = list->next;
     if (free_memory)
@@ -332,24 +330,26 @@ static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
 
 /* Makes the last command event of each heap object one of the heap's internal queue (see the
  * header): a blocking 16-byte read of each. Caller holds the lock. */
-static void cldm_heap_detach(cl_context context)
-{
+static void cldm_heap_detach(cl_context context) {
   unsigned char scratch[16];
   for (cldm_heap *h = cldm_heaps; h; h = h->next) {
     if (h->context != context)
       continue;
     if (h->svm) {
-      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0, NULL, NULL);
-      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_pristine, sizeof(scratch), 0, NULL, NULL);
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0,
+                                    NULL, NULL);
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_pristine, sizeof(scratch), 0,
+                                    NULL, NULL);
     } else {
-      cldm_next->clEnqueueReadBuffer(h->queue, h->buf, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
-      cldm_next->clEnqueueReadBuffer(h->queue, h->pristine, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
+      cldm_next->clEnqueueReadBuffer(h->queue, h->buf, CL_TRUE, 0, sizeof(scratch), scratch, 0,
+                                     NULL, NULL);
+      cldm_next->clEnqueueReadBuffer(h->queue, h->pristine, CL_TRUE, 0, sizeof(scratch), scratch, 0,
+                                     NULL, NULL);
     }
   }
 }
 
-void cldm_heap_reap(cl_context context, cl_uint pending)
-{
+void cldm_heap_reap(cl_context context, cl_uint pending) {
   if (!cldm_heap_any())
     return;
   cldm_heap *dead = NULL;
@@ -367,8 +367,7 @@ void cldm_heap_reap(cl_context context, cl_uint pending)
   cldm_heap_destroy_list(dead, 1);
 }
 
-static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data)
-{
+static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data) {
   (void)user_data;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);

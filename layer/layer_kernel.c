@@ -16,8 +16,7 @@
 static cldm_map cldm_kernels = CLDM_MAP_INIT;
 static int cldm_kernels_count; /* records alive; read without the lock on the fast path */
 
-static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args)
-{
+static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
   cldm_kernel *rec = calloc(1, sizeof(*rec));
   if (!rec) {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
@@ -43,8 +42,7 @@ static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t 
 }
 
 /* Records `kernel` if its program is lowered and the kernel takes the heap. */
-static void cldm_kernel_track(cl_kernel kernel, cl_program program)
-{
+static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
   if (!kernel || !cldm_program_tracked(program))
     return;
   void *name = NULL;
@@ -58,8 +56,7 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program)
   free(name);
 }
 
-cldm_kernel *cldm_kernel_find(cl_kernel kernel)
-{
+cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
   if (!__atomic_load_n(&cldm_kernels_count, __ATOMIC_RELAXED))
     return NULL;
   pthread_mutex_lock(&cldm_kernels.lock);
@@ -68,16 +65,15 @@ cldm_kernel *cldm_kernel_find(cl_kernel kernel)
   return rec; /* lives until the kernel is released, which the caller's use precludes */
 }
 
-cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name, cl_int *errcode_ret)
-{
+cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
+                                          cl_int *errcode_ret) {
   cl_kernel kernel = cldm_next->clCreateKernel(program, name, errcode_ret);
   cldm_kernel_track(kernel, program);
   return kernel;
 }
 
 cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
-                                                 cl_kernel *kernels, cl_uint *num_ret)
-{
+                                                 cl_kernel *kernels, cl_uint *num_ret) {
   cl_uint n = 0;
   cl_int err = cldm_next->clCreateKernelsInProgram(program, num_kernels, kernels, &n);
   if (err == CL_SUCCESS && kernels)
@@ -88,8 +84,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num
   return err;
 }
 
-cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret)
-{
+cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) {
   cl_kernel kernel = cldm_next->clCloneKernel(source, errcode_ret);
   cldm_kernel *src = kernel ? cldm_kernel_find(source) : NULL;
   if (src)
@@ -97,8 +92,7 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret)
   return kernel;
 }
 
-cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
-{
+cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
   int last = 0;
   cl_int err =
       cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, cldm_kernel_find(kernel) ? &last : NULL);
@@ -116,8 +110,7 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
 }
 
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
-                                        void *value, size_t *size_ret)
-{
+                                        void *value, size_t *size_ret) {
   cldm_kernel *rec = name == CL_KERNEL_NUM_ARGS ? cldm_kernel_find(kernel) : NULL;
   if (rec) {
     cl_uint n = rec->num_user_args;
@@ -127,16 +120,13 @@ cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, s
 }
 
 /* CL_INVALID_ARG_INDEX for the hidden argument and beyond, else CL_SUCCESS. */
-static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index)
-{
+static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index) {
   cldm_kernel *rec = cldm_kernel_find(kernel);
   return rec && index >= rec->num_user_args ? CL_INVALID_ARG_INDEX : CL_SUCCESS;
 }
 
-cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
-                                           cl_kernel_arg_info name, size_t size,
-                                           void *value, size_t *size_ret)
-{
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
+                                           size_t size, void *value, size_t *size_ret) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;
@@ -144,8 +134,7 @@ cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
 }
 
 cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
-                                       const void *value)
-{
+                                       const void *value) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;
@@ -153,8 +142,7 @@ cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t s
 }
 
 cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
-                                                 const void *value)
-{
+                                                 const void *value) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;

@@ -11,8 +11,7 @@
 
 #include "cldm_layer.h"
 
-static size_t cldm_map_hash(const void *key, size_t mask)
-{
+static size_t cldm_map_hash(const void *key, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)key;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull; /* murmur3 finaliser */
@@ -20,8 +19,7 @@ static size_t cldm_map_hash(const void *key, size_t mask)
   return (size_t)x & mask;
 }
 
-static int cldm_map_grow(cldm_map *m)
-{
+static int cldm_map_grow(cldm_map *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;
   cldm_map_slot *slots = calloc(cap, sizeof(*slots));
   if (!slots)
@@ -40,8 +38,7 @@ static int cldm_map_grow(cldm_map *m)
   return 0;
 }
 
-void *cldm_map_get(const cldm_map *m, const void *key)
-{
+void *cldm_map_get(const cldm_map *m, const void *key) {
   if (!m->cap || !key)
     return NULL;
   for (size_t j = cldm_map_hash(key, m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
@@ -52,8 +49,7 @@ void *cldm_map_get(const cldm_map *m, const void *key)
   }
 }
 
-int cldm_map_put(cldm_map *m, const void *key, void *value)
-{
+int cldm_map_put(cldm_map *m, const void *key, void *value) {
   if (!key)
     return -1;
   if ((m->len + 1) * 2 > m->cap && cldm_map_grow(m) != 0)
@@ -68,8 +64,7 @@ int cldm_map_put(cldm_map *m, const void *key, void *value)
   return 0;
 }
 
-void *cldm_map_remove(cldm_map *m, const void *key)
-{
+void *cldm_map_remove(cldm_map *m, const void *key) {
   if (!m->cap || !key)
     return NULL;
   size_t mask = m->cap - 1, j = cldm_map_hash(key, mask);

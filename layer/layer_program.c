@@ -26,7 +26,7 @@ typedef cl_program(CL_API_CALL *cldm_create_il_fn)(cl_context, const void *, siz
 
 /* The record of a program created from a lowered module or linked from such programs. */
 typedef struct cldm_program {
-  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
   size_t il_size;
   /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
    * allocating exports (cldm_spirv_report_append), no imports. */
@@ -37,15 +37,13 @@ static cldm_map cldm_programs = CLDM_MAP_INIT;
 
 /* ---- records ----------------------------------------------------------------------------- */
 
-static void cldm_program_names_free(char **names, size_t n)
-{
+static void cldm_program_names_free(char **names, size_t n) {
   for (size_t i = 0; i < n; i++)
     free(names[i]);
   free(names);
 }
 
-static void cldm_program_free(cldm_program *p)
-{
+static void cldm_program_free(cldm_program *p) {
   if (!p)
     return;
   cldm_spirv_report_free(&p->report);
@@ -54,8 +52,7 @@ static void cldm_program_free(cldm_program *p)
 }
 
 /* Appends copies of names[0..n) to *list (length *len). 0, or -1 out of memory. */
-static int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n)
-{
+static int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n) {
   if (!n)
     return 0;
   char **grown = realloc(*list, (*len + n) * sizeof(*grown));
@@ -72,8 +69,7 @@ static int cldm_program_names_append(char ***list, size_t *len, char *const *nam
 
 /* A record of a lowered module: copies the IL and takes `report` over (leaving it zeroed).
  * NULL if out of memory; the report then stays the caller's. */
-static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il, size_t il_size)
-{
+static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il, size_t il_size) {
   cldm_program *p = calloc(1, sizeof(*p));
   void *copy = malloc(il_size ? il_size : 1);
   if (!p || !copy) {
@@ -90,8 +86,7 @@ static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il,
 }
 
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
-                             uint32_t *num_user_args)
-{
+                             uint32_t *num_user_args) {
   int takes_heap = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
@@ -108,16 +103,14 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
   return takes_heap;
 }
 
-int cldm_program_tracked(cl_program program)
-{
+int cldm_program_tracked(cl_program program) {
   pthread_mutex_lock(&cldm_programs.lock);
   int tracked = cldm_map_get(&cldm_programs, program) != NULL;
   pthread_mutex_unlock(&cldm_programs.lock);
   return tracked;
 }
 
-static void cldm_program_register(cl_program program, cldm_program *rec)
-{
+static void cldm_program_register(cl_program program, cldm_program *rec) {
   pthread_mutex_lock(&cldm_programs.lock);
   cldm_program *old = cldm_map_remove(&cldm_programs, program); /* a recycled handle */
   if (cldm_map_put(&cldm_programs, program, rec) != 0) {
@@ -137,8 +130,7 @@ static cldm_spirv_parsed_allocator **cldm_program_allocators;
 /* The parsed form of allocator variant `m`, parsed on first use and kept for the life of the
  * process; NULL if it cannot be parsed (the caller passes the words too, so lowering then
  * reports why, as without the cache). */
-static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_device_module *m)
-{
+static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_device_module *m) {
   size_t count;
   const cldm_device_module *all = cldm_device_modules(&count);
   size_t i = (size_t)(m - all); /* cldm_device_module_select answers from that table */
@@ -160,8 +152,7 @@ static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_devi
 
 /* The allocator feature set usable on every supported device of `context`; returns 0 if the
  * context has no supported device (the layer then stays out of the way). */
-static int cldm_program_context_features(cl_context context, unsigned *features)
-{
+static int cldm_program_context_features(cl_context context, unsigned *features) {
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
@@ -182,8 +173,7 @@ static int cldm_program_context_features(cl_context context, unsigned *features)
   return any;
 }
 
-static void cldm_program_dump(const void *words, size_t size)
-{
+static void cldm_program_dump(const void *words, size_t size) {
   static unsigned seq;
   const char *dir = cldm_config_dump_dir();
   if (!dir)
@@ -200,9 +190,8 @@ static void cldm_program_dump(const void *words, size_t size)
     fclose(f);
 }
 
-static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context,
-                                      const void *il, size_t length, cl_int *errcode_ret)
-{
+static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context, const void *il,
+                                      size_t length, cl_int *errcode_ret) {
   unsigned features = 0;
   if (!il || !length || !cldm_program_context_features(context, &features))
     return create(context, il, length, errcode_ret);
@@ -226,7 +215,8 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   cldm_spirv_error err = {0};
   cldm_spirv_status st = cldm_spirv_lower(il, length, &alloc, &out, &out_size, &report, &err);
   if (st != CLDM_SPIRV_OK) {
-    cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st), err.message);
+    cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st),
+             err.message);
     cldm_spirv_report_free(&report);
     if (errcode_ret)
       *errcode_ret = CL_INVALID_VALUE;
@@ -258,21 +248,18 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
 }
 
 static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const void *il, size_t n,
-                                                          cl_int *e)
-{
+                                                          cl_int *e) {
   return cldm_next->clCreateProgramWithIL(c, il, n, e);
 }
 
-cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
-                                                          size_t length, cl_int *errcode_ret)
-{
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
+                                                  cl_int *errcode_ret) {
   return cldm_program_create(cldm_program_next_create_il, context, il, length, errcode_ret);
 }
 
 /* The driver's clCreateProgramWithILKHR, found through the platform of the context. */
 static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, const void *il,
-                                                              size_t n, cl_int *e)
-{
+                                                              size_t n, cl_int *e) {
   cldm_create_il_fn fn = NULL;
   cl_platform_id platform = cldm_info_context_platform(c);
   if (platform && CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))
@@ -289,16 +276,14 @@ static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, cons
 }
 
 static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, const void *il,
-                                                            size_t length, cl_int *errcode_ret)
-{
+                                                            size_t length, cl_int *errcode_ret) {
   return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, errcode_ret);
 }
 
 /* ---- queries, linking, release ----------------------------------------------------------- */
 
-cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
-                                         size_t size, void *value, size_t *size_ret)
-{
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
+                                         void *value, size_t *size_ret) {
   if (name == CL_PROGRAM_IL) {
     pthread_mutex_lock(&cldm_programs.lock);
     const cldm_program *p = cldm_map_get(&cldm_programs, program);
@@ -314,8 +299,7 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
 
 /* Names input `program` imports: from its record, or from the IL the driver holds for an
  * untracked program made from IL (programs made from source have none to inspect). */
-static int cldm_program_imports(cl_program program, char ***names, size_t *n)
-{
+static int cldm_program_imports(cl_program program, char ***names, size_t *n) {
   *names = NULL;
   *n = 0;
   pthread_mutex_lock(&cldm_programs.lock);
@@ -347,8 +331,7 @@ static int cldm_program_imports(cl_program program, char ***names, size_t *n)
 /* Finds a function that one input imports and another, lowered input exports with the heap
  * parameter; writes "<function>" into `what`. Returns 1 if found. */
 static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
-                                      size_t cap)
-{
+                                      size_t cap) {
   int found = 0;
   for (cl_uint i = 0; i < num_inputs && !found; i++) {
     char **imports;
@@ -373,8 +356,7 @@ static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inpu
 
 /* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
 static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_program *inputs,
-                                              int *tracked)
-{
+                                              int *tracked) {
   cldm_program *merged = calloc(1, sizeof(*merged));
   int ok = merged != NULL;
   *tracked = 0;
@@ -395,12 +377,10 @@ static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_progr
 }
 
 cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                          const cl_device_id *device_list,
-                                          const char *options, cl_uint num_inputs,
-                                          const cl_program *inputs,
+                                          const cl_device_id *device_list, const char *options,
+                                          cl_uint num_inputs, const cl_program *inputs,
                                           void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                          void *user_data, cl_int *errcode_ret)
-{
+                                          void *user_data, cl_int *errcode_ret) {
   int tracked = 0;
   cldm_program *merged = inputs ? cldm_program_link_record(num_inputs, inputs, &tracked) : NULL;
   char what[256];
@@ -409,15 +389,16 @@ cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_device
     cldm_log(CLDM_LOG_ERROR,
              "clLinkProgram: function \"%s\" allocates and is called from another, separately "
              "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
-             "as one program instead", what);
+             "as one program instead",
+             what);
     cldm_program_free(merged);
     if (errcode_ret)
       *errcode_ret = CL_LINK_PROGRAM_FAILURE;
     return NULL;
   }
-  cl_program program = cldm_next->clLinkProgram(context, num_devices, device_list, options,
-                                                num_inputs, inputs, pfn_notify, user_data,
-                                                errcode_ret);
+  cl_program program =
+      cldm_next->clLinkProgram(context, num_devices, device_list, options, num_inputs, inputs,
+                               pfn_notify, user_data, errcode_ret);
   if (program && merged)
     cldm_program_register(program, merged);
   else
@@ -425,8 +406,7 @@ cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_device
   return program;
 }
 
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
-{
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
   int last = 0;
   cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
                                      cldm_program_tracked(program) ? &last : NULL);
@@ -439,8 +419,7 @@ cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
   return err;
 }
 
-void *cldm_program_extfn(const char *name)
-{
+void *cldm_program_extfn(const char *name) {
   if (!strcmp(name, "clCreateProgramWithILKHR"))
     return (void *)cldm_clCreateProgramWithILKHR;
   return NULL;

@@ -16,20 +16,17 @@ static const char cldm_ext_name[] = CL_EXT_DEVICE_MALLOC_EXTENSION_NAME;
 static const char *const cldm_spirv_set_name = CL_EXT_DEVICE_MALLOC_SPIRV_EXT_INST_SET;
 
 static cl_int cldm_query_device(const void *obj, cl_uint name, size_t size, void *value,
-                                size_t *size_ret)
-{
+                                size_t *size_ret) {
   return cldm_next->clGetDeviceInfo((cl_device_id)obj, name, size, value, size_ret);
 }
 
 static cl_int cldm_query_platform(const void *obj, cl_uint name, size_t size, void *value,
-                                  size_t *size_ret)
-{
+                                  size_t *size_ret) {
   return cldm_next->clGetPlatformInfo((cl_platform_id)obj, name, size, value, size_ret);
 }
 
 /* 1 if the space-separated list `list` holds the word `word`. */
-static int cldm_query_words_contain(const char *list, const char *word)
-{
+static int cldm_query_words_contain(const char *list, const char *word) {
   size_t n = strlen(word);
   for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
     int starts = p == list || p[-1] == ' ';
@@ -41,10 +38,9 @@ static int cldm_query_words_contain(const char *list, const char *word)
 }
 
 /* Answers a space-separated name list with our name appended (once). */
-static cl_int cldm_query_answer_name_list(cldm_info_query_fn query, const void *obj,
-                                          cl_uint name, size_t param_value_size,
-                                          void *param_value, size_t *param_value_size_ret)
-{
+static cl_int cldm_query_answer_name_list(cldm_info_query_fn query, const void *obj, cl_uint name,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret) {
   void *orig;
   size_t orig_size;
   cl_int err = cldm_info_fetch(query, obj, name, &orig, &orig_size);
@@ -80,8 +76,7 @@ static cl_int cldm_query_answer_array(cldm_info_query_fn query, const void *obj,
                                       const void *elem, size_t elem_size,
                                       int (*same)(const void *a, const void *b),
                                       size_t param_value_size, void *param_value,
-                                      size_t *param_value_size_ret)
-{
+                                      size_t *param_value_size_ret) {
   void *orig;
   size_t orig_size;
   cl_int err = cldm_info_fetch(query, obj, name, &orig, &orig_size);
@@ -99,21 +94,19 @@ static cl_int cldm_query_answer_array(cldm_info_query_fn query, const void *obj,
     present = same(answer + i * elem_size, elem);
   if (!present)
     memcpy(answer + n++ * elem_size, elem, elem_size);
-  err = cldm_info_return(answer, n * elem_size, param_value_size, param_value,
-                         param_value_size_ret);
+  err =
+      cldm_info_return(answer, n * elem_size, param_value_size, param_value, param_value_size_ret);
   free(answer);
   free(orig);
   return err;
 }
 
-static int cldm_query_same_name_version(const void *a, const void *b)
-{
+static int cldm_query_same_name_version(const void *a, const void *b) {
   return strncmp(((const cl_name_version *)a)->name, ((const cl_name_version *)b)->name,
                  CL_NAME_VERSION_MAX_NAME_SIZE) == 0;
 }
 
-static int cldm_query_same_string(const void *a, const void *b)
-{
+static int cldm_query_same_string(const void *a, const void *b) {
   const char *x = *(const char *const *)a, *y = *(const char *const *)b;
   return x && y && !strcmp(x, y);
 }
@@ -121,8 +114,7 @@ static int cldm_query_same_string(const void *a, const void *b)
 /* Answers a cl_name_version array with our entry appended (once). */
 static cl_int cldm_query_answer_name_versions(cldm_info_query_fn query, const void *obj,
                                               cl_uint name, size_t param_value_size,
-                                              void *param_value, size_t *param_value_size_ret)
-{
+                                              void *param_value, size_t *param_value_size_ret) {
   cl_name_version ours;
   memset(&ours, 0, sizeof(ours));
   ours.version = CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION;
@@ -135,19 +127,16 @@ static cl_int cldm_query_answer_name_versions(cldm_info_query_fn query, const vo
 /* Answers CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR (an array of const char *) with our
  * set appended, when the driver answers the query at all. */
 static cl_int cldm_query_answer_spirv_sets(cl_device_id device, size_t param_value_size,
-                                           void *param_value, size_t *param_value_size_ret)
-{
-  return cldm_query_answer_array(cldm_query_device, device,
-                                 CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR,
-                                 &cldm_spirv_set_name, sizeof(cldm_spirv_set_name),
-                                 cldm_query_same_string, param_value_size, param_value,
-                                 param_value_size_ret);
+                                           void *param_value, size_t *param_value_size_ret) {
+  return cldm_query_answer_array(
+      cldm_query_device, device, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR,
+      &cldm_spirv_set_name, sizeof(cldm_spirv_set_name), cldm_query_same_string, param_value_size,
+      param_value, param_value_size_ret);
 }
 
 cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info param_name,
                                         size_t param_value_size, void *param_value,
-                                        size_t *param_value_size_ret)
-{
+                                        size_t *param_value_size_ret) {
   cldm_device_state st;
   switch (param_name) {
   case CL_DEVICE_EXTENSIONS:
@@ -166,9 +155,8 @@ cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info para
     return cldm_query_answer_name_list(cldm_query_device, device, param_name, param_value_size,
                                        param_value, param_value_size_ret);
   case CL_DEVICE_EXTENSIONS_WITH_VERSION:
-    return cldm_query_answer_name_versions(cldm_query_device, device, param_name,
-                                           param_value_size, param_value,
-                                           param_value_size_ret);
+    return cldm_query_answer_name_versions(cldm_query_device, device, param_name, param_value_size,
+                                           param_value, param_value_size_ret);
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR:
     return cldm_query_answer_spirv_sets(device, param_value_size, param_value,
                                         param_value_size_ret);
@@ -182,8 +170,7 @@ cl_int CL_API_CALL clGetDeviceInfo_wrap(cl_device_id device, cl_device_info para
 
 cl_int CL_API_CALL clGetPlatformInfo_wrap(cl_platform_id platform, cl_platform_info param_name,
                                           size_t param_value_size, void *param_value,
-                                          size_t *param_value_size_ret)
-{
+                                          size_t *param_value_size_ret) {
   if ((param_name == CL_PLATFORM_EXTENSIONS || param_name == CL_PLATFORM_EXTENSIONS_WITH_VERSION) &&
       cldm_device_platform_supported(platform)) {
     if (param_name == CL_PLATFORM_EXTENSIONS)

@@ -46,7 +46,7 @@ extern "C" {
 
 /* Device features a module variant may require (bit set). */
 enum {
-  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0, /* OpenCL C 2.0 atomics: explicit order, device
+  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0,  /* OpenCL C 2.0 atomics: explicit order, device
                                                  scope */
   CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
@@ -58,10 +58,10 @@ enum {
 };
 
 typedef struct cldm_device_module {
-  const char *name;         /* e.g. "cldm_alloc.cl20.spir64" */
-  unsigned address_bits;    /* 32 (Physical32) or 64 (Physical64) */
-  unsigned features;        /* CLDM_DEVICE_FEATURE_* this variant requires */
-  const uint32_t *words;    /* SPIR-V, host byte order */
+  const char *name;      /* e.g. "cldm_alloc.cl20.spir64" */
+  unsigned address_bits; /* 32 (Physical32) or 64 (Physical64) */
+  unsigned features;     /* CLDM_DEVICE_FEATURE_* this variant requires */
+  const uint32_t *words; /* SPIR-V, host byte order */
   size_t num_words;
 } cldm_device_module;
 
@@ -74,9 +74,9 @@ const cldm_device_module *cldm_device_module_select(unsigned address_bits, unsig
 
 /* Heap statistics (spec 1.3); every field in bytes or counts. */
 typedef struct cldm_heap_stats {
-  uint64_t size;               /* usable heap size, bytes */
-  uint64_t bytes_in_use;       /* bytes held by live allocations (size-class rounded) */
-  uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation/reset */
+  uint64_t size;              /* usable heap size, bytes */
+  uint64_t bytes_in_use;      /* bytes held by live allocations (size-class rounded) */
+  uint64_t peak_bytes_in_use; /* maximum of bytes_in_use since creation/reset */
   uint64_t live_allocations;
   uint64_t failed_allocations;
   uint64_t invalid_frees;
@@ -104,13 +104,13 @@ uint64_t cldm_heap_buffer_size(uint64_t requested);
  * host computes it once per heap (cldm_heap_geometry_for_*) and uses it for creation (buffer,
  * image), reset (image) and statistics (span); the image's header carries it to the device. */
 typedef struct cldm_heap_geometry {
-  uint64_t buffer_bytes;     /* the whole buffer: header, metadata, pages (and any slack) */
-  uint64_t usable_bytes;     /* num_pages * 64 KiB: the heap size statistics report */
+  uint64_t buffer_bytes; /* the whole buffer: header, metadata, pages (and any slack) */
+  uint64_t usable_bytes; /* num_pages * 64 KiB: the heap size statistics report */
   uint32_t num_pages;
   uint32_t hints_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
-  uint64_t pages_offset;     /* first page */
-  size_t image_bytes;        /* initial image at offset 0: writing it creates or resets the heap */
-  size_t stats_span;         /* bytes at offset 0 that statistics are decoded from */
+  uint64_t pages_offset; /* first page */
+  size_t image_bytes;    /* initial image at offset 0: writing it creates or resets the heap */
+  size_t stats_span;     /* bytes at offset 0 that statistics are decoded from */
 } cldm_heap_geometry;
 
 /* The geometry of the largest heap a buffer of `buffer_bytes` holds. Returns 0, or -1 if the

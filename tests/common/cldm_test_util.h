@@ -22,8 +22,7 @@
 
 /* Fetches a string/array answer of clGetPlatformInfo into a malloc'd buffer (NULL on error);
  * cldm_cl_device_info (support/cldm_cl_device.h) does the same for devices. */
-static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size)
-{
+static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size) {
   size_t n = 0;
   if (clGetPlatformInfo(p, name, 0, NULL, &n) != CL_SUCCESS)
     return NULL;
@@ -38,8 +37,7 @@ static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info n
 }
 
 /* Path of the libOpenCL.so.1 mapped into this process, from /proc/self/maps. */
-static inline int cldm_test_loaded_loader(char *path, size_t size)
-{
+static inline int cldm_test_loaded_loader(char *path, size_t size) {
   FILE *f = fopen("/proc/self/maps", "r");
   char line[4096];
   int found = 0;
@@ -59,8 +57,7 @@ static inline int cldm_test_loaded_loader(char *path, size_t size)
 /* Checks that the loader named by CLDM_TEST_LOADER ("ocl-icd" or "khronos") is the one
  * loaded: the Khronos loader comes from the first LD_LIBRARY_PATH entry, ocl-icd from the
  * system. Returns 1 if it matches (or no expectation is set). */
-static inline int cldm_test_loader_matches(char *why, size_t size)
-{
+static inline int cldm_test_loader_matches(char *why, size_t size) {
   const char *want = getenv("CLDM_TEST_LOADER");
   char path[4096] = "";
   if (!want)

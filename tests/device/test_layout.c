@@ -113,7 +113,7 @@ static void test_image(void **state) {
   assert_non_null(img);
   memset(img, 0xAB, n + 64);
   assert_int_equal(cldm_heap_image_write(buf, img, n - 1), -1); /* dst too small */
-  assert_int_equal(cldm_heap_image_write(MiB, img, n), -1);      /* below the minimum */
+  assert_int_equal(cldm_heap_image_write(MiB, img, n), -1);     /* below the minimum */
   assert_int_equal(cldm_heap_image_write(buf, NULL, n), -1);
   assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
   assert_int_equal(img[n], 0xAB); /* nothing written past the image */
@@ -155,7 +155,8 @@ static void test_stats_decode(void **state) {
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
   assert_int_equal(s.size, 8 * MiB);
   assert_int_equal(s.bytes_in_use | s.peak_bytes_in_use | s.live_allocations |
-                   s.failed_allocations | s.invalid_frees, 0);
+                       s.failed_allocations | s.invalid_frees,
+                   0);
   cldm_heap_header h;
   memcpy(&h, img, sizeof h);
   h.use_units = 100;
@@ -166,12 +167,12 @@ static void test_stats_decode(void **state) {
   h.invalid_hi = 0;
   memcpy(img, &h, sizeof h);
   uint32_t descs[6] = {
-      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                     /* slab, 5 live slots */
-      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),    /* a run */
+      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                        /* slab, 5 live slots */
+      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),      /* a run */
       (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: not counted */
-      0u,                                                     /* free */
-      (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,       /* last class, 2 slots */
-      (40u << CLDM_DESC_KIND_SHIFT),                          /* empty slab kept by its class */
+      0u,                                                       /* free */
+      (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,          /* last class, 2 slots */
+      (40u << CLDM_DESC_KIND_SHIFT),                            /* empty slab kept by its class */
   };
   memcpy(img + h.descs_offset + 4 * 120, descs, sizeof descs); /* pages 120..125 */
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
@@ -250,10 +251,8 @@ static void test_geometry(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_classes),
-      cmocka_unit_test(test_sizes),
-      cmocka_unit_test(test_image),
-      cmocka_unit_test(test_geometry),
+      cmocka_unit_test(test_classes),      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_image),        cmocka_unit_test(test_geometry),
       cmocka_unit_test(test_stats_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);

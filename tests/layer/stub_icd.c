@@ -47,12 +47,12 @@ static struct _cl_device_id stub_devices[3] = {
     {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0},
     {&stub_dispatch, &stub_platforms[0], "stub-spirv", STUB_DEVICE1_EXTENSIONS, STUB_DEVICE1_IL,
      STUB_DEVICE1_MAX_ALLOC, 1},
-    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0},
+    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20,
+     0},
 };
 
 static cl_int stub_return(const void *src, size_t size, size_t value_size, void *value,
-                          size_t *size_ret)
-{
+                          size_t *size_ret) {
   if (value) {
     if (value_size < size)
       return CL_INVALID_VALUE;
@@ -65,8 +65,7 @@ static cl_int stub_return(const void *src, size_t size, size_t value_size, void 
 
 /* Splits a space-separated list into cl_name_version entries (version 1.0.0). */
 static cl_int stub_return_versions(const char *list, size_t value_size, void *value,
-                                   size_t *size_ret)
-{
+                                   size_t *size_ret) {
   cl_name_version out[16];
   size_t n = 0;
   for (const char *p = list; *p && n < 16;) {
@@ -77,7 +76,8 @@ static cl_int stub_return_versions(const char *list, size_t value_size, void *va
       break;
     memset(&out[n], 0, sizeof(out[n]));
     out[n].version = CL_MAKE_VERSION(1, 0, 0);
-    memcpy(out[n].name, p, len < CL_NAME_VERSION_MAX_NAME_SIZE ? len : CL_NAME_VERSION_MAX_NAME_SIZE - 1);
+    memcpy(out[n].name, p,
+           len < CL_NAME_VERSION_MAX_NAME_SIZE ? len : CL_NAME_VERSION_MAX_NAME_SIZE - 1);
     n++;
     p += len;
   }
@@ -85,8 +85,7 @@ static cl_int stub_return_versions(const char *list, size_t value_size, void *va
 }
 
 static cl_int CL_API_CALL stub_GetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
-                                              cl_uint *num_platforms)
-{
+                                              cl_uint *num_platforms) {
   if ((!platforms && !num_platforms) || (platforms && !num_entries))
     return CL_INVALID_VALUE;
   for (cl_uint i = 0; platforms && i < num_entries && i < 2; i++)
@@ -96,22 +95,37 @@ static cl_int CL_API_CALL stub_GetPlatformIDs(cl_uint num_entries, cl_platform_i
   return CL_SUCCESS;
 }
 
-static int stub_platform_valid(cl_platform_id p) { return p == &stub_platforms[0] || p == &stub_platforms[1]; }
-static int stub_device_valid(cl_device_id d) { return d >= &stub_devices[0] && d <= &stub_devices[2]; }
+static int stub_platform_valid(cl_platform_id p) {
+  return p == &stub_platforms[0] || p == &stub_platforms[1];
+}
+static int stub_device_valid(cl_device_id d) {
+  return d >= &stub_devices[0] && d <= &stub_devices[2];
+}
 
-static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name,
-                                               size_t size, void *value, size_t *size_ret)
-{
+static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name, size_t size,
+                                               void *value, size_t *size_ret) {
   if (!stub_platform_valid(p))
     return CL_INVALID_PLATFORM;
   const char *s = NULL;
   switch (name) {
-  case CL_PLATFORM_PROFILE: s = "FULL_PROFILE"; break;
-  case CL_PLATFORM_VERSION: s = "OpenCL 3.0 cldm-stub"; break;
-  case CL_PLATFORM_NAME: s = p->name; break;
-  case CL_PLATFORM_VENDOR: s = "cldm tests"; break;
-  case CL_PLATFORM_EXTENSIONS: s = p->extensions; break;
-  case CL_PLATFORM_ICD_SUFFIX_KHR: s = "STUB"; break;
+  case CL_PLATFORM_PROFILE:
+    s = "FULL_PROFILE";
+    break;
+  case CL_PLATFORM_VERSION:
+    s = "OpenCL 3.0 cldm-stub";
+    break;
+  case CL_PLATFORM_NAME:
+    s = p->name;
+    break;
+  case CL_PLATFORM_VENDOR:
+    s = "cldm tests";
+    break;
+  case CL_PLATFORM_EXTENSIONS:
+    s = p->extensions;
+    break;
+  case CL_PLATFORM_ICD_SUFFIX_KHR:
+    s = "STUB";
+    break;
   case CL_PLATFORM_EXTENSIONS_WITH_VERSION:
     return stub_return_versions(p->extensions, size, value, size_ret);
   case CL_PLATFORM_NUMERIC_VERSION: {
@@ -122,15 +136,15 @@ static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_inf
     cl_ulong r = 0;
     return stub_return(&r, sizeof(r), size, value, size_ret);
   }
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
   return stub_return(s, strlen(s) + 1, size, value, size_ret);
 }
 
 static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type type,
                                             cl_uint num_entries, cl_device_id *devices,
-                                            cl_uint *num_devices)
-{
+                                            cl_uint *num_devices) {
   if (!stub_platform_valid(p))
     return CL_INVALID_PLATFORM;
   if ((!devices && !num_devices) || (devices && !num_entries))
@@ -150,8 +164,7 @@ static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type typ
 }
 
 static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name, size_t size,
-                                             void *value, size_t *size_ret)
-{
+                                             void *value, size_t *size_ret) {
   if (!stub_device_valid(d))
     return CL_INVALID_DEVICE;
   const char *s = NULL;
@@ -160,17 +173,29 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
     cl_device_type t = CL_DEVICE_TYPE_CPU;
     return stub_return(&t, sizeof(t), size, value, size_ret);
   }
-  case CL_DEVICE_PLATFORM: return stub_return(&d->platform, sizeof(d->platform), size, value, size_ret);
-  case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return stub_return(&d->max_alloc, sizeof(d->max_alloc), size, value, size_ret);
+  case CL_DEVICE_PLATFORM:
+    return stub_return(&d->platform, sizeof(d->platform), size, value, size_ret);
+  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
+    return stub_return(&d->max_alloc, sizeof(d->max_alloc), size, value, size_ret);
   case CL_DEVICE_AVAILABLE: {
     cl_bool b = CL_TRUE;
     return stub_return(&b, sizeof(b), size, value, size_ret);
   }
-  case CL_DEVICE_NAME: s = d->name; break;
-  case CL_DEVICE_VENDOR: s = "cldm tests"; break;
-  case CL_DEVICE_VERSION: s = d->il ? "OpenCL 3.0 stub" : "OpenCL 1.2 stub"; break;
-  case CL_DRIVER_VERSION: s = "1.0"; break;
-  case CL_DEVICE_EXTENSIONS: s = d->extensions; break;
+  case CL_DEVICE_NAME:
+    s = d->name;
+    break;
+  case CL_DEVICE_VENDOR:
+    s = "cldm tests";
+    break;
+  case CL_DEVICE_VERSION:
+    s = d->il ? "OpenCL 3.0 stub" : "OpenCL 1.2 stub";
+    break;
+  case CL_DRIVER_VERSION:
+    s = "1.0";
+    break;
+  case CL_DEVICE_EXTENSIONS:
+    s = d->extensions;
+    break;
   case CL_DEVICE_EXTENSIONS_WITH_VERSION:
     return stub_return_versions(d->extensions, size, value, size_ret);
   case CL_DEVICE_IL_VERSION:
@@ -184,7 +209,8 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
       return CL_INVALID_VALUE;
     return stub_return(sets, sizeof(sets), size, value, size_ret);
   }
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
   return stub_return(s, strlen(s) + 1, size, value, size_ret);
 }
@@ -204,11 +230,10 @@ struct _cl_program {
   cl_uint refs;
 };
 
-static cl_context CL_API_CALL stub_CreateContext(const cl_context_properties *props, cl_uint n,
-                                                 const cl_device_id *devices,
-                                                 void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
-                                                 void *user_data, cl_int *err)
-{
+static cl_context CL_API_CALL
+stub_CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devices,
+                   void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                   void *user_data, cl_int *err) {
   if (n != 1 || !devices || !stub_device_valid(devices[0])) {
     if (err)
       *err = CL_INVALID_DEVICE;
@@ -224,29 +249,30 @@ static cl_context CL_API_CALL stub_CreateContext(const cl_context_properties *pr
 }
 
 static cl_int CL_API_CALL stub_GetContextInfo(cl_context c, cl_context_info name, size_t size,
-                                              void *value, size_t *size_ret)
-{
+                                              void *value, size_t *size_ret) {
   switch (name) {
-  case CL_CONTEXT_DEVICES: return stub_return(&c->device, sizeof(c->device), size, value, size_ret);
+  case CL_CONTEXT_DEVICES:
+    return stub_return(&c->device, sizeof(c->device), size, value, size_ret);
   case CL_CONTEXT_NUM_DEVICES: {
     cl_uint n = 1;
     return stub_return(&n, sizeof(n), size, value, size_ret);
   }
-  case CL_CONTEXT_REFERENCE_COUNT: return stub_return(&c->refs, sizeof(c->refs), size, value, size_ret);
-  default: return CL_INVALID_VALUE;
+  case CL_CONTEXT_REFERENCE_COUNT:
+    return stub_return(&c->refs, sizeof(c->refs), size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
-static cl_int CL_API_CALL stub_ReleaseContext(cl_context c)
-{
+static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
   if (--c->refs == 0)
     free(c);
   return CL_SUCCESS;
 }
 
 /* Keeps a copy of exactly the bytes it was given: tests compare it with what they passed. */
-static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n, cl_int *err)
-{
+static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n,
+                                                       cl_int *err) {
   struct _cl_program *p = calloc(1, sizeof(*p));
   p->dispatch = &stub_dispatch;
   p->context = c;
@@ -261,18 +287,20 @@ static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void 
 }
 
 static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name, size_t size,
-                                              void *value, size_t *size_ret)
-{
+                                              void *value, size_t *size_ret) {
   switch (name) {
-  case CL_PROGRAM_IL: return stub_return(p->il, p->il_size, size, value, size_ret);
-  case CL_PROGRAM_CONTEXT: return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
-  case CL_PROGRAM_REFERENCE_COUNT: return stub_return(&p->refs, sizeof(p->refs), size, value, size_ret);
-  default: return CL_INVALID_VALUE;
+  case CL_PROGRAM_IL:
+    return stub_return(p->il, p->il_size, size, value, size_ret);
+  case CL_PROGRAM_CONTEXT:
+    return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
+  case CL_PROGRAM_REFERENCE_COUNT:
+    return stub_return(&p->refs, sizeof(p->refs), size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
-static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p)
-{
+static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p) {
   if (--p->refs == 0) {
     stub_ReleaseContext(p->context);
     free(p->il);
@@ -285,13 +313,11 @@ static cl_int stub_probe(void) { return STUB_PROBE_RESULT; }
 
 STUB_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
                                                       cl_platform_id *platforms,
-                                                      cl_uint *num_platforms)
-{
+                                                      cl_uint *num_platforms) {
   return stub_GetPlatformIDs(num_entries, platforms, num_platforms);
 }
 
-static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name)
-{
+static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name) {
   if (!strcmp(name, "clIcdGetPlatformIDsKHR"))
     return (void *)clIcdGetPlatformIDsKHR;
   if (!strcmp(name, "clGetPlatformInfo")) /* ocl-icd asks for it this way at load */
@@ -302,25 +328,23 @@ static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name)
 }
 
 static void *CL_API_CALL stub_GetExtensionFunctionAddressForPlatform(cl_platform_id p,
-                                                                     const char *name)
-{
+                                                                     const char *name) {
   (void)p;
   return stub_GetExtensionFunctionAddress(name);
 }
 
-STUB_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
-{
+STUB_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name) {
   return stub_GetExtensionFunctionAddress(name);
 }
 
-__attribute__((constructor)) static void stub_init(void)
-{
+__attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clGetPlatformIDs = stub_GetPlatformIDs;
   stub_dispatch.clGetPlatformInfo = stub_GetPlatformInfo;
   stub_dispatch.clGetDeviceIDs = stub_GetDeviceIDs;
   stub_dispatch.clGetDeviceInfo = stub_GetDeviceInfo;
   stub_dispatch.clGetExtensionFunctionAddress = stub_GetExtensionFunctionAddress;
-  stub_dispatch.clGetExtensionFunctionAddressForPlatform = stub_GetExtensionFunctionAddressForPlatform;
+  stub_dispatch.clGetExtensionFunctionAddressForPlatform =
+      stub_GetExtensionFunctionAddressForPlatform;
   stub_dispatch.clCreateContext = stub_CreateContext;
   stub_dispatch.clGetContextInfo = stub_GetContextInfo;
   stub_dispatch.clReleaseContext = stub_ReleaseContext;

@@ -131,8 +131,7 @@ static void expect_allocator_error(const cldm_spirv_allocator *a, const char *in
 static void allocator_errors(void **state) {
   const cldm_spirv_allocator *bump = st_bump_allocator();
   cldm_spirv_allocator a = {.words32 = bump->words32, .num_words32 = bump->num_words32};
-  expect_allocator_error(&a, "alloc64.spv",
-                         "word 0: no allocator module for Physical64 was given");
+  expect_allocator_error(&a, "alloc64.spv", "word 0: no allocator module for Physical64 was given");
   expect_allocator_error(NULL, "alloc32.spv",
                          "word 0: no allocator module for Physical32 was given");
   /* the Physical32 allocator handed over as the Physical64 one */
@@ -189,7 +188,8 @@ static void allocator_contract(void **state) {
   char msg[200];
   snprintf(msg, sizeof msg,
            "word %zu: allocator module: cldm_malloc parameter 2 has the wrong type (contract: "
-           "size_t)", at);
+           "size_t)",
+           at);
   cldm_spirv_allocator a = {.words64 = a64, .num_words64 = asize / 4};
   expect_allocator_error(&a, only_malloc, msg);
   free(a64);
@@ -259,10 +259,13 @@ static void allocator_globals_in_interface(void **state) {
 }
 
 /* Inputs lowered with the parsed bump allocator and with its words. */
-static const char *const parsed_inputs[] = {
-    "alloc64.spv", "alloc32.spv", "helper_two_kernels.O0.spir64.spv",
-    "helper_two_kernels.O0.spir.spv", "calloc_realloc.O2.spir64.spv",
-    "kernel_alloc.O0.spir64.v14.spv", "existing_types.O2.spir64.spv"};
+static const char *const parsed_inputs[] = {"alloc64.spv",
+                                            "alloc32.spv",
+                                            "helper_two_kernels.O0.spir64.spv",
+                                            "helper_two_kernels.O0.spir.spv",
+                                            "calloc_realloc.O2.spir64.spv",
+                                            "kernel_alloc.O0.spir64.v14.spv",
+                                            "existing_types.O2.spir64.spv"};
 #define NUM_PARSED_INPUTS (sizeof parsed_inputs / sizeof parsed_inputs[0])
 
 typedef struct parsed_job {
@@ -307,8 +310,9 @@ static void parsed_allocator_as_words(void **state) {
     job.expected[i] = st_lower(job.in[i], job.in_size[i], &job.expected_size[i], &a);
     void *out = NULL;
     size_t out_size = 0;
-    assert_int_equal(cldm_spirv_lower(job.in[i], job.in_size[i], &parsed, &out, &out_size, &b,
-                                      NULL), CLDM_SPIRV_OK);
+    assert_int_equal(
+        cldm_spirv_lower(job.in[i], job.in_size[i], &parsed, &out, &out_size, &b, NULL),
+        CLDM_SPIRV_OK);
     assert_int_equal(out_size, job.expected_size[i]);
     assert_memory_equal(out, job.expected[i], out_size);
     assert_int_equal(a.num_kernels, b.num_kernels);
@@ -326,8 +330,8 @@ static void parsed_allocator_as_words(void **state) {
     pthread_join(th[t], NULL);
   assert_int_equal(job.mismatches, 0);
   /* the parsed form is used instead of the words (here: the wrong ones) */
-  cldm_spirv_allocator mixed = {.words64 = bump->words32, .num_words64 = bump->num_words32,
-                                .parsed32 = p32, .parsed64 = p64};
+  cldm_spirv_allocator mixed = {
+      .words64 = bump->words32, .num_words64 = bump->num_words32, .parsed32 = p32, .parsed64 = p64};
   job.allocator = &mixed;
   lower_all(&job);
   assert_int_equal(job.mismatches, 0);
@@ -364,8 +368,8 @@ static void real_allocator_modules(void **state) {
   const cldm_device_module *mods = cldm_device_modules(&count);
   assert_true(count >= 2);
   for (size_t i = 0; i < count; i++) {
-    const char *input = mods[i].address_bits == 32 ? "calloc_realloc.O2.spir.spv"
-                                                   : "calloc_realloc.O2.spir64.spv";
+    const char *input =
+        mods[i].address_bits == 32 ? "calloc_realloc.O2.spir.spv" : "calloc_realloc.O2.spir64.spv";
     const char *base = mods[i].address_bits == 32 ? "helper_two_kernels.O0.spir.spv"
                                                   : "helper_two_kernels.O0.spir64.spv";
     cldm_spirv_allocator a = {0};
@@ -401,14 +405,10 @@ static void real_allocator_modules(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(unified_and_merged),
-      cmocka_unit_test(shared_stand_in),
-      cmocka_unit_test(linkage_dropped),
-      cmocka_unit_test(allocator_errors),
-      cmocka_unit_test(allocator_contract),
-      cmocka_unit_test(allocator_globals_in_interface),
-      cmocka_unit_test(parsed_allocator_as_words),
-      cmocka_unit_test(real_allocator_modules),
+      cmocka_unit_test(unified_and_merged),        cmocka_unit_test(shared_stand_in),
+      cmocka_unit_test(linkage_dropped),           cmocka_unit_test(allocator_errors),
+      cmocka_unit_test(allocator_contract),        cmocka_unit_test(allocator_globals_in_interface),
+      cmocka_unit_test(parsed_allocator_as_words), cmocka_unit_test(real_allocator_modules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,10 +172,14 @@ static int load_allocators(const options *o, allocators *al) {
     char list[256];
     snprintf(list, sizeof list, "%s", o->features);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-      if (!strcmp(t, "cl20")) features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
-      else if (!strcmp(t, "int64")) features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
-      else if (!strcmp(t, "subgroups")) features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
-      else if (!strcmp(t, "generic")) features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+      if (!strcmp(t, "cl20"))
+        features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
+      else if (!strcmp(t, "int64"))
+        features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+      else if (!strcmp(t, "subgroups"))
+        features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
+      else if (!strcmp(t, "generic"))
+        features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
       else if (strcmp(t, "none")) {
         fprintf(stderr, "%s: unknown feature '%s'\n", prog, t);
         return EXIT_USAGE;
@@ -242,7 +246,8 @@ static int cmd_info(const options *o, const void *in, size_t size) {
                                                     : "other");
   printf("allocates: %s", r.allocates ? "yes" : "no");
   if (r.allocates)
-    printf(" (forms:%s%s)", r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
+    printf(" (forms:%s%s)",
+           r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
            r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "");
   printf("\nkernels: %zu\n", r.num_kernels);
   for (size_t i = 0; i < r.num_kernels; i++) {
@@ -272,8 +277,8 @@ static int cmd_dis(const options *o, const void *in, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-                    !strcmp(argv[1], "help"))) {
+  if (argc >= 2 &&
+      (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
     fputs(usage_text, stdout);
     return 0;
   }
@@ -281,12 +286,11 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc)
     return rc;
-  int (*cmd)(const options *, const void *, size_t) =
-      !strcmp(o.command, "lower")   ? cmd_lower
-      : !strcmp(o.command, "raise") ? cmd_raise
-      : !strcmp(o.command, "info")  ? cmd_info
-      : !strcmp(o.command, "dis")   ? cmd_dis
-                                    : NULL;
+  int (*cmd)(const options *, const void *, size_t) = !strcmp(o.command, "lower")   ? cmd_lower
+                                                      : !strcmp(o.command, "raise") ? cmd_raise
+                                                      : !strcmp(o.command, "info")  ? cmd_info
+                                                      : !strcmp(o.command, "dis")   ? cmd_dis
+                                                                                    : NULL;
   if (!cmd) {
     fprintf(stderr, "%s: unknown command '%s'\n%s", prog, o.command, usage_text);
     return EXIT_USAGE;

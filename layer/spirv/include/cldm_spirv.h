@@ -32,18 +32,18 @@ extern "C" {
 
 typedef enum cldm_spirv_status {
   CLDM_SPIRV_OK = 0,
-  CLDM_SPIRV_E_MALFORMED,    /* not well-formed SPIR-V: magic, bounds, word counts, ids, sections */
-  CLDM_SPIRV_E_INVALID,      /* well-formed, but breaks spec 2 (operand types, unknown number) */
-  CLDM_SPIRV_E_UNSUPPORTED,  /* valid but cannot be lowered: recursion, function pointers,
-                                missing function bodies, addressing model, ... */
-  CLDM_SPIRV_E_ALLOCATOR,    /* the allocator module given is unusable */
+  CLDM_SPIRV_E_MALFORMED,   /* not well-formed SPIR-V: magic, bounds, word counts, ids, sections */
+  CLDM_SPIRV_E_INVALID,     /* well-formed, but breaks spec 2 (operand types, unknown number) */
+  CLDM_SPIRV_E_UNSUPPORTED, /* valid but cannot be lowered: recursion, function pointers,
+                               missing function bodies, addressing model, ... */
+  CLDM_SPIRV_E_ALLOCATOR,   /* the allocator module given is unusable */
   CLDM_SPIRV_E_NOMEM
 } cldm_spirv_status;
 
 typedef struct cldm_spirv_error {
   cldm_spirv_status status;
-  size_t word_offset;        /* word index in the input where the problem was found */
-  char message[256];         /* one line, no trailing newline */
+  size_t word_offset; /* word index in the input where the problem was found */
+  char message[256];  /* one line, no trailing newline */
 } cldm_spirv_error;
 
 /* Forms of allocation use found in a module (bit set). */
@@ -53,16 +53,16 @@ enum {
 };
 
 typedef struct cldm_spirv_kernel {
-  char *name;                /* entry point name (OpEntryPoint Kernel) */
-  int takes_heap;            /* 1 if the lowered kernel has the hidden heap argument */
-  uint32_t num_user_args;    /* arguments the application sees */
-  uint32_t heap_arg_index;   /* == num_user_args when takes_heap, else UINT32_MAX */
+  char *name;              /* entry point name (OpEntryPoint Kernel) */
+  int takes_heap;          /* 1 if the lowered kernel has the hidden heap argument */
+  uint32_t num_user_args;  /* arguments the application sees */
+  uint32_t heap_arg_index; /* == num_user_args when takes_heap, else UINT32_MAX */
 } cldm_spirv_kernel;
 
 typedef struct cldm_spirv_report {
-  int allocates;             /* 1 if the module uses spec 2 in any form */
-  unsigned forms;            /* CLDM_SPIRV_FORM_* */
-  unsigned address_bits;     /* 32 or 64 (addressing model) */
+  int allocates;         /* 1 if the module uses spec 2 in any form */
+  unsigned forms;        /* CLDM_SPIRV_FORM_* */
+  unsigned address_bits; /* 32 or 64 (addressing model) */
   size_t num_kernels;
   cldm_spirv_kernel *kernels;
   /* Linking across modules (spec 1.5): names of the functions this module exports
@@ -106,8 +106,10 @@ void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator);
  * caller knows the input's width; lowering a module whose width has no allocator is
  * E_ALLOCATOR. */
 typedef struct cldm_spirv_allocator {
-  const uint32_t *words32; size_t num_words32;   /* Physical32 */
-  const uint32_t *words64; size_t num_words64;   /* Physical64 */
+  const uint32_t *words32;
+  size_t num_words32; /* Physical32 */
+  const uint32_t *words64;
+  size_t num_words64; /* Physical64 */
   const cldm_spirv_parsed_allocator *parsed32, *parsed64;
 } cldm_spirv_allocator;
 

@@ -55,9 +55,10 @@ static cldm_spirv_status check_export(cldm_spirv_link *l, unsigned op, uint32_t 
                  : cldm_spirv_int_width(a, type) == bits;
     if (!ok)
       return afail(err, p->off, "cldm_%s parameter %u has the wrong type (contract: %s)", name,
-                   i + 1, i == 0 ? "__global void *heap" :
-                   cldm_spirv_ext_roles[op][i - 1] == CLDM_SPIRV_EXT_ROLE_PTR ? "__global void *"
-                                                                              : "size_t");
+                   i + 1,
+                   i == 0 ? "__global void *heap"
+                   : cldm_spirv_ext_roles[op][i - 1] == CLDM_SPIRV_EXT_ROLE_PTR ? "__global void *"
+                                                                                : "size_t");
   }
   if (cldm_spirv_ext_returns_void[op] ? cldm_spirv_def_op(a, f->result_type) != SpvOpTypeVoid
                                       : !is_global_void_ptr(a, f->result_type))
@@ -115,9 +116,9 @@ static uint32_t same_import(const cldm_spirv_module *u, const cldm_spirv_module 
 }
 
 /* Unifies global ii with an identical user (or earlier) declaration if possible. */
-static cldm_spirv_status unify(cldm_spirv_link *l, uint32_t ii, uint32_t rid, cldm_spirv_typetab *tt,
-                               uint32_t *next_id, uint32_t *key, uint16_t *pos,
-                               cldm_spirv_error *err) {
+static cldm_spirv_status unify(cldm_spirv_link *l, uint32_t ii, uint32_t rid,
+                               cldm_spirv_typetab *tt, uint32_t *next_id, uint32_t *key,
+                               uint16_t *pos, cldm_spirv_error *err) {
   const cldm_spirv_module *a = l->a;
   const uint32_t *w = cldm_spirv_iw(a, ii);
   uint32_t wc = a->inst[ii].wc, rp = cldm_spirv_result_pos(a, ii);
@@ -197,8 +198,7 @@ static int share_stand_in(cldm_spirv_link *l, uint32_t f) {
 }
 
 static cldm_spirv_status map_ids(cldm_spirv_link *l, const cldm_spirv_module *u,
-                                 cldm_spirv_typetab *tt, uint32_t *next_id,
-                                 cldm_spirv_error *err) {
+                                 cldm_spirv_typetab *tt, uint32_t *next_id, cldm_spirv_error *err) {
   const cldm_spirv_module *a = l->a;
   uint32_t *key = malloc(0x10000 * sizeof *key);
   uint16_t *pos = malloc(0x10000 * sizeof *pos);

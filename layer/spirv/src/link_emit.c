@@ -60,8 +60,7 @@ static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
   case CLDM_SPIRV_SEC_DEBUG_B:
     return wc >= 2 && l->unified[w[1]];
   case CLDM_SPIRV_SEC_ANNOTATION:
-    if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 &&
-        l->unified[w[1]])
+    if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 && l->unified[w[1]])
       return 1;
     if (op == SpvOpDecorate && wc >= 4 && w[2] == SpvDecorationLinkageAttributes) {
       char prefix[8];
@@ -143,8 +142,8 @@ static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   }
   for (uint32_t k = 0; k < n && !st; k++)
-    for (uint32_t ii = order[k]; !st && ii < f->end && (ii == order[k] || a->inst[ii].op != SpvOpLabel);
-         ii++)
+    for (uint32_t ii = order[k];
+         !st && ii < f->end && (ii == order[k] || a->inst[ii].op != SpvOpLabel); ii++)
       st = emit_mapped(l, b, ii, pos, err);
   free(order);
   if (!st)
@@ -181,4 +180,3 @@ cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
   free(pos);
   return st;
 }
-

@@ -67,8 +67,8 @@ static void emit_debug_string(cldm_spirv_buf *b, const cldm_spirv_module *m, uin
                               const uint8_t *allocating) {
   const uint32_t *w = cldm_spirv_iw(m, ii);
   uint32_t wc = m->inst[ii].wc;
-  size_t len = m->inst[ii].op == SpvOpString && wc >= 3 ? cldm_spirv_string_len(w + 2, wc - 2)
-                                                        : SIZE_MAX;
+  size_t len =
+      m->inst[ii].op == SpvOpString && wc >= 3 ? cldm_spirv_string_len(w + 2, wc - 2) : SIZE_MAX;
   char *s = len != SIZE_MAX && len < 0x40000 ? malloc(len + 16) : NULL;
   const char *append = NULL;
   if (s) {
@@ -145,8 +145,9 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
                                       void **out, size_t *out_size, cldm_spirv_error *err) {
   const cldm_spirv_module *m = &a->m;
   unsigned bits = m->addressing == SpvAddressingModelPhysical32 ? 32 : 64;
-  const cldm_spirv_parsed_allocator *pa =
-      !allocator ? NULL : bits == 32 ? allocator->parsed32 : allocator->parsed64;
+  const cldm_spirv_parsed_allocator *pa = !allocator   ? NULL
+                                          : bits == 32 ? allocator->parsed32
+                                                       : allocator->parsed64;
   const uint32_t *aw = !allocator ? NULL : bits == 32 ? allocator->words32 : allocator->words64;
   size_t an = !allocator ? 0 : bits == 32 ? allocator->num_words32 : allocator->num_words64;
   if (!pa && (!aw || !an))
@@ -160,8 +161,8 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
   cldm_spirv_link l = {0};
   cldm_spirv_out o = {0};
   cldm_spirv_buf globals = {0};
-  cldm_spirv_rewrite r = {.m = m, .d = &a->d, .cg = &a->cg, .l = &l, .tt = &tt,
-                          .globals = &globals};
+  cldm_spirv_rewrite r = {
+      .m = m, .d = &a->d, .cg = &a->cg, .l = &l, .tt = &tt, .globals = &globals};
   uint32_t next_id = m->bound;
   r.next_id = &next_id;
   uint8_t *decorated = cldm_spirv_decorated_ids(m);

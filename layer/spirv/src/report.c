@@ -42,8 +42,8 @@ cldm_spirv_status cldm_spirv_report_append(cldm_spirv_report *dst, const cldm_sp
     }
   }
   if (src->num_heap_exports) {
-    char **e = realloc(dst->heap_exports,
-                       (dst->num_heap_exports + src->num_heap_exports) * sizeof *e);
+    char **e =
+        realloc(dst->heap_exports, (dst->num_heap_exports + src->num_heap_exports) * sizeof *e);
     if (!e)
       return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
     dst->heap_exports = e;
@@ -73,7 +73,8 @@ static int report_push(char ***list, size_t *n, const char *name) {
 /* Functions named by LinkageAttributes: allocating exports and foreign imports. */
 static int report_linkage(cldm_spirv_report *report, const cldm_spirv_module *m,
                           const cldm_spirv_detect *d, const uint8_t *allocating) {
-  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_ANNOTATION + 1]; ii++) {
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_ANNOTATION + 1];
+       ii++) {
     uint32_t target, type;
     char name[256];
     if (!cldm_spirv_linkage(m, ii, &target, &type, name, sizeof name))
