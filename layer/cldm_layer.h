@@ -26,11 +26,15 @@
 #include <CL/cl_icd.h>
 #include <CL/cl_ext_device_malloc.h>
 
+#include "cldm_spirv.h"
+
 #ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR /* cl_khr_spirv_queries, newer headers */
 #define CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR 0x12B9
 #endif
 
 #define CLDM_EXPORT __attribute__((visibility("default")))
+
+#define CLDM_NVIDIA_VENDOR_ID 0x10DEu /* CL_DEVICE_VENDOR_ID of NVIDIA's devices (PCI id) */
 
 /* ---- layer_init.c: entry points, dispatch tables -------------------------------------- */
 
@@ -63,6 +67,10 @@ size_t cldm_config_default_heap_size(void);
 const char *cldm_config_dump_dir(void);
 /* "svm" or "buffer" if CLDM_HEAP_MEMORY forces the heap's memory kind, else NULL. */
 const char *cldm_config_heap_memory(void);
+/* 0 if CLDM_NVIDIA=off: NVIDIA devices without IL are left as the driver reports them. */
+int cldm_config_nvidia(void);
+/* CLDM_PTX_BACKEND: the PTX backend library to load instead of the one next to the layer. */
+const char *cldm_config_ptx_backend(void);
 
 /* ---- layer_map.c: handle -> value hash map (caller holds the map's lock) ----------------- */
 
@@ -105,9 +113,20 @@ cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
+/* How SPIR-V reaches a device (spec 1.1). */
+typedef enum cldm_device_route {
+  CLDM_ROUTE_NONE = 0, /* not served: the device is left exactly as the driver reports it */
+  CLDM_ROUTE_SPIRV,    /* the driver accepts SPIR-V: lowered modules go down as SPIR-V */
+  CLDM_ROUTE_PTX       /* an NVIDIA device without IL: the layer translates SPIR-V to PTX
+                          (layer_ptx.c) and creates programs from binaries */
+} cldm_device_route;
+
 /* What the layer knows of a device, as one consistent copy (cldm_device_snapshot). */
 typedef struct cldm_device_state {
-  int supported;        /* accepts SPIR-V (spec 1.1): the extension is offered */
+  int supported; /* route != CLDM_ROUTE_NONE: the extension is offered */
+  cldm_device_route route;
+  unsigned cc_major; /* PTX route: CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / MINOR_NV */
+  unsigned cc_minor;
   size_t heap_size;     /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
   cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
   unsigned features;    /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
@@ -124,8 +143,23 @@ cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
 void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
-/* 1 if any device of `platform` is supported. */
-int cldm_device_platform_supported(cl_platform_id platform);
+/* The route of the first supported device of `platform` (CLDM_ROUTE_NONE if none is). */
+cldm_device_route cldm_device_platform_route(cl_platform_id platform);
+
+/* ---- layer_ptx.c: the PTX route, NVIDIA devices without SPIR-V (spec 1.1, 3.4) --------- */
+
+/* 1 if the PTX backend is loaded (loading it on the first call; logs why not). */
+int cldm_ptx_available(void);
+/* A driver program for `devices` (PTX-route devices of `context`) from the SPIR-V `modules`
+ * (one, or several linked together; lowered where they allocate), translated to PTX once per
+ * compute capability and created with clCreateProgramWithBinary. If the backend cannot
+ * translate them, the program is made from an empty PTX module and *build_log (malloc'd)
+ * says why: the caller makes its build fail with that log. NULL and *errcode_ret on errors
+ * that leave no program (*build_log then NULL). */
+cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
+                                   const cl_device_id *devices, const void *const *modules,
+                                   const size_t *sizes, size_t num_modules, const char *options,
+                                   char **build_log, cl_int *errcode_ret);
 
 /* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
 
@@ -203,7 +237,34 @@ cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem);
 cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler);
 cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
-/* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
+/* ---- layer_program.c: programs of SPIR-V modules, records and creation (spec 1.5) ------- */
+
+/* The record of a program created from IL through the layer (lowered, or on the PTX route) or
+ * linked from such programs. Read and written with the records locked (cldm_program_lock). */
+typedef struct cldm_program {
+  void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  size_t il_size;
+  /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
+   * allocating exports (cldm_spirv_report_append), no imports. */
+  cldm_spirv_report report;
+  /* PTX route (layer_ptx.c): the driver program is made of PTX binaries. */
+  int ptx;
+  void *module; /* the SPIR-V the PTX came from (lowered); NULL for linked programs */
+  size_t module_size;
+  char *build_log; /* non-NULL: the translation failed; builds fail with this log */
+  int compiled;    /* clCompileProgram succeeded (the PTX route has nothing to compile) */
+} cldm_program;
+
+void cldm_program_lock(void);
+void cldm_program_unlock(void);
+/* The record of `program`, or NULL; the caller holds the lock. */
+cldm_program *cldm_program_find(cl_program program);
+/* Records `rec` (taken over) for `program`, replacing a stale record of a recycled handle. */
+void cldm_program_register(cl_program program, cldm_program *rec);
+void cldm_program_free(cldm_program *rec);
+/* Appends copies of names[0..n) to *list (length *len): 0, or -1 out of memory. */
+int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n);
+void cldm_program_names_free(char **names, size_t n);
 
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
 void *cldm_program_extfn(const char *name);
@@ -218,12 +279,28 @@ cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void
                                                   cl_int *errcode_ret);
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret);
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
+
+/* ---- layer_build.c: building, compiling and linking programs (spec 1.5) ------------------ */
+
+cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
+                                       const cl_device_id *device_list, const char *options,
+                                       void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                       void *user_data);
+cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices,
+                                         const cl_device_id *device_list, const char *options,
+                                         cl_uint num_input_headers, const cl_program *input_headers,
+                                         const char **header_include_names,
+                                         void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                         void *user_data);
 cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
                                           const cl_device_id *device_list, const char *options,
                                           cl_uint num_inputs, const cl_program *inputs,
                                           void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                           void *user_data, cl_int *errcode_ret);
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
+cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
+                                              cl_program_build_info name, size_t size, void *value,
+                                              size_t *size_ret);
 
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 

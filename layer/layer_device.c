@@ -75,6 +75,31 @@ static void cldm_device_probe_features(cl_device_id device, cldm_device_state *s
   free(cver);
 }
 
+/* An NVIDIA device without IL that the PTX route can serve: NVIDIA's vendor id, a compute
+ * capability the driver reports (cl_nv_device_attribute_query), the route not switched off
+ * (CLDM_NVIDIA=off) and the PTX backend loadable. Fills the compute capability. */
+static int cldm_device_probe_nvidia(cl_device_id device, cldm_device_state *st) {
+  cl_uint vendor = 0, major = 0, minor = 0;
+  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof(vendor), &vendor, NULL) !=
+          CL_SUCCESS ||
+      vendor != CLDM_NVIDIA_VENDOR_ID || !cldm_config_nvidia())
+    return 0;
+  if (cldm_next->clGetDeviceInfo(device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof(major),
+                                 &major, NULL) != CL_SUCCESS ||
+      cldm_next->clGetDeviceInfo(device, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof(minor),
+                                 &minor, NULL) != CL_SUCCESS ||
+      major == 0) {
+    cldm_log(CLDM_LOG_INFO, "NVIDIA device %p reports no compute capability: not served",
+             (void *)device);
+    return 0;
+  }
+  if (!cldm_ptx_available())
+    return 0;
+  st->cc_major = major;
+  st->cc_minor = minor;
+  return 1;
+}
+
 /* Finds the entry; caller holds the lock. */
 static cldm_device_entry *cldm_device_find(cl_device_id device) {
   for (size_t i = 0; i < cldm_devices_len; i++)
@@ -107,9 +132,14 @@ static cl_int cldm_device_probe(cl_device_id device, cldm_device_entry *e) {
   void *il = NULL;
   size_t il_size = 0;
   /* CL_DEVICE_IL_VERSION (OpenCL 2.1) and CL_DEVICE_IL_VERSION_KHR share one value. */
-  if (cldm_info_fetch(cldm_device_query, device, CL_DEVICE_IL_VERSION, &il, &il_size) == CL_SUCCESS)
-    st->supported = strstr((const char *)il, "SPIR-V") != NULL;
+  if (cldm_info_fetch(cldm_device_query, device, CL_DEVICE_IL_VERSION, &il, &il_size) ==
+          CL_SUCCESS &&
+      strstr((const char *)il, "SPIR-V"))
+    st->route = CLDM_ROUTE_SPIRV;
+  else if (cldm_device_probe_nvidia(device, st))
+    st->route = CLDM_ROUTE_PTX;
   free(il);
+  st->supported = st->route != CLDM_ROUTE_NONE;
   if (st->supported)
     cldm_device_probe_features(device, st);
   return CL_SUCCESS;
@@ -194,21 +224,22 @@ void cldm_device_heap_released(cl_device_id device) {
   pthread_mutex_unlock(&cldm_devices_lock);
 }
 
-int cldm_device_platform_supported(cl_platform_id platform) {
+cldm_device_route cldm_device_platform_route(cl_platform_id platform) {
   if (!CLDM_NEXT_HAS(clGetDeviceIDs))
-    return 0;
+    return CLDM_ROUTE_NONE;
   cl_uint n = 0;
   if (cldm_next->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &n) != CL_SUCCESS || !n)
-    return 0;
+    return CLDM_ROUTE_NONE;
   cl_device_id *devs = calloc(n, sizeof(*devs));
   if (!devs)
-    return 0;
-  int any = 0;
+    return CLDM_ROUTE_NONE;
+  cldm_device_route route = CLDM_ROUTE_NONE;
   if (cldm_next->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devs, NULL) == CL_SUCCESS)
-    for (cl_uint i = 0; i < n && !any; i++) {
+    for (cl_uint i = 0; i < n && route == CLDM_ROUTE_NONE; i++) {
       cldm_device_state st;
-      any = cldm_device_snapshot(devs[i], &st) == CL_SUCCESS && st.supported;
+      if (cldm_device_snapshot(devs[i], &st) == CL_SUCCESS)
+        route = st.route;
     }
   free(devs);
-  return any;
+  return route;
 }

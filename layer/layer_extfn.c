@@ -32,7 +32,7 @@ static void *cldm_extfn_find(const char *name) {
 
 void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id platform,
                                                                 const char *name) {
-  void *fn = cldm_device_platform_supported(platform) ? cldm_extfn_find(name) : NULL;
+  void *fn = cldm_device_platform_route(platform) != CLDM_ROUTE_NONE ? cldm_extfn_find(name) : NULL;
   if (fn)
     return fn;
   if (!CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))

@@ -1,17 +1,17 @@
 /*
- * layer_program.c — programs of SPIR-V modules that allocate (spec 1.5).
+ * layer_program.c — programs of SPIR-V modules (spec 1.5): their records and their creation.
  *
  * clCreateProgramWithIL (and clCreateProgramWithILKHR, served through extension lookup) hands
- * the module to the SPIR-V engine. A module that does not allocate goes down byte-identical.
- * One that does is lowered (hidden heap argument, allocator variant chosen for the context's
- * devices, spec 3.2; each variant is parsed once, on first use, and shared by every lowering)
- * and the driver program is created from the result; the layer remembers the user's IL
- * (CL_PROGRAM_IL returns it) and the engine's report on the module (per kernel name, where
- * the hidden argument is; allocating exports and imports, for linking).
- * A module that cannot be lowered fails with CL_INVALID_VALUE and a one-line message on
- * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program, and
- * refuses links in which a module calls an allocating function another module exports
- * (the caller cannot pass the heap: spec 5, issue 4).
+ * the module to the SPIR-V engine. On a device that takes SPIR-V, a module that does not
+ * allocate goes down byte-identical; one that does is lowered (hidden heap argument,
+ * allocator variant chosen for the context's devices, spec 3.2; each variant is parsed once,
+ * on first use, and shared by every lowering) and the driver program is created from the
+ * result. On the PTX route (layer_ptx.c) every module, allocating or not, becomes a program
+ * made from PTX binaries. The layer remembers the user's IL (CL_PROGRAM_IL returns it) and the
+ * engine's report on the module (per kernel name, where the hidden argument is; allocating
+ * exports and imports, for linking); on the PTX route also the module the PTX came from and
+ * a translation failure, which layer_build.c reports at build time. A module that cannot be
+ * lowered fails with CL_INVALID_VALUE and a one-line message on stderr (spec 1.5).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,35 +24,28 @@
 
 typedef cl_program(CL_API_CALL *cldm_create_il_fn)(cl_context, const void *, size_t, cl_int *);
 
-/* The record of a program created from a lowered module or linked from such programs. */
-typedef struct cldm_program {
-  void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
-  size_t il_size;
-  /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
-   * allocating exports (cldm_spirv_report_append), no imports. */
-  cldm_spirv_report report;
-} cldm_program;
-
 static cldm_map cldm_programs = CLDM_MAP_INIT;
 
 /* ---- records ----------------------------------------------------------------------------- */
 
-static void cldm_program_names_free(char **names, size_t n) {
+void cldm_program_names_free(char **names, size_t n) {
   for (size_t i = 0; i < n; i++)
     free(names[i]);
   free(names);
 }
 
-static void cldm_program_free(cldm_program *p) {
+void cldm_program_free(cldm_program *p) {
   if (!p)
     return;
   cldm_spirv_report_free(&p->report);
   free(p->il);
+  free(p->module);
+  free(p->build_log);
   free(p);
 }
 
 /* Appends copies of names[0..n) to *list (length *len). 0, or -1 out of memory. */
-static int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n) {
+int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n) {
   if (!n)
     return 0;
   char **grown = realloc(*list, (*len + n) * sizeof(*grown));
@@ -103,6 +96,12 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
   return takes_heap;
 }
 
+void cldm_program_lock(void) { pthread_mutex_lock(&cldm_programs.lock); }
+void cldm_program_unlock(void) { pthread_mutex_unlock(&cldm_programs.lock); }
+cldm_program *cldm_program_find(cl_program program) {
+  return cldm_map_get(&cldm_programs, program);
+}
+
 int cldm_program_tracked(cl_program program) {
   pthread_mutex_lock(&cldm_programs.lock);
   int tracked = cldm_map_get(&cldm_programs, program) != NULL;
@@ -110,7 +109,7 @@ int cldm_program_tracked(cl_program program) {
   return tracked;
 }
 
-static void cldm_program_register(cl_program program, cldm_program *rec) {
+void cldm_program_register(cl_program program, cldm_program *rec) {
   pthread_mutex_lock(&cldm_programs.lock);
   cldm_program *old = cldm_map_remove(&cldm_programs, program); /* a recycled handle */
   if (cldm_map_put(&cldm_programs, program, rec) != 0) {
@@ -150,27 +149,29 @@ static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_devi
 
 /* ---- creation ---------------------------------------------------------------------------- */
 
-/* The allocator feature set usable on every supported device of `context`; returns 0 if the
- * context has no supported device (the layer then stays out of the way). */
-static int cldm_program_context_features(cl_context context, unsigned *features) {
+/* The route of `context` and the allocator feature set usable on every supported device of
+ * it; CLDM_ROUTE_NONE if the context has no supported device (the layer then stays out of the
+ * way). Contexts hold devices of one platform, so of one route. */
+static cldm_device_route cldm_program_context_route(cl_context context, unsigned *features) {
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
       cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
           CL_SUCCESS)
-    return 0;
-  int any = 0;
+    return CLDM_ROUTE_NONE;
+  cldm_device_route route = CLDM_ROUTE_NONE;
   unsigned all = ~0u;
   for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
     cldm_device_state st;
     if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
       all &= st.features;
-      any = 1;
+      if (route == CLDM_ROUTE_NONE || st.route == CLDM_ROUTE_PTX)
+        route = st.route;
     }
   }
   free(devs);
-  *features = any ? all : 0;
-  return any;
+  *features = route != CLDM_ROUTE_NONE ? all : 0;
+  return route;
 }
 
 static void cldm_program_dump(const void *words, size_t size) {
@@ -190,10 +191,41 @@ static void cldm_program_dump(const void *words, size_t size) {
     fclose(f);
 }
 
+/* The PTX route: a program of binaries from `module` (lowered, or the user's IL if it does not
+ * allocate), for every device of the context; takes `rec` over. */
+static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec, const void *module,
+                                          size_t module_size, cl_int *errcode_ret) {
+  void *devs = NULL;
+  size_t size = 0;
+  cl_int err = cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size);
+  rec->ptx = 1;
+  rec->module = malloc(module_size);
+  if (err == CL_SUCCESS && !rec->module)
+    err = CL_OUT_OF_HOST_MEMORY;
+  cl_program program = NULL;
+  if (err == CL_SUCCESS) {
+    memcpy(rec->module, module, module_size);
+    rec->module_size = module_size;
+    program = cldm_ptx_program_create(context, (cl_uint)(size / sizeof(cl_device_id)), devs,
+                                      (const void *const *)&rec->module, &rec->module_size, 1, NULL,
+                                      &rec->build_log, &err);
+  }
+  free(devs);
+  if (program)
+    cldm_program_register(program, rec);
+  else
+    cldm_program_free(rec);
+  if (errcode_ret)
+    *errcode_ret = err;
+  return program;
+}
+
 static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context, const void *il,
                                       size_t length, cl_int *errcode_ret) {
   unsigned features = 0;
-  if (!il || !length || !cldm_program_context_features(context, &features))
+  cldm_device_route route =
+      il && length ? cldm_program_context_route(context, &features) : CLDM_ROUTE_NONE;
+  if (route == CLDM_ROUTE_NONE)
     return create(context, il, length, errcode_ret);
 
   cldm_spirv_allocator alloc = {0};
@@ -222,14 +254,17 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
       *errcode_ret = CL_INVALID_VALUE;
     return NULL;
   }
-  if (!report.allocates) {
+  if (!report.allocates && route == CLDM_ROUTE_SPIRV) {
     cldm_spirv_report_free(&report);
     return create(context, il, length, errcode_ret); /* byte-identical, spec 1.5 */
   }
-  cldm_log(CLDM_LOG_INFO, "lowered a %zu-byte module (%zu kernels, allocator %s) to %zu bytes",
-           length, report.num_kernels,
-           report.address_bits == 32 ? (m32 ? m32->name : "-") : (m64 ? m64->name : "-"), out_size);
-  cldm_program_dump(out, out_size);
+  if (report.allocates) {
+    cldm_log(CLDM_LOG_INFO, "lowered a %zu-byte module (%zu kernels, allocator %s) to %zu bytes",
+             length, report.num_kernels,
+             report.address_bits == 32 ? (m32 ? m32->name : "-") : (m64 ? m64->name : "-"),
+             out_size);
+    cldm_program_dump(out, out_size);
+  }
   cldm_program *rec = cldm_program_new(&report, il, length);
   cldm_spirv_report_free(&report); /* nothing left unless the record could not be made */
   if (!rec) {
@@ -238,7 +273,15 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
       *errcode_ret = CL_OUT_OF_HOST_MEMORY;
     return NULL;
   }
-  cl_program program = create(context, out, out_size, errcode_ret);
+  cl_program program;
+  if (route == CLDM_ROUTE_PTX) {
+    int lowered = rec->report.allocates;
+    program = cldm_program_create_ptx(context, rec, lowered ? out : il, lowered ? out_size : length,
+                                      errcode_ret);
+    free(out);
+    return program;
+  }
+  program = create(context, out, out_size, errcode_ret);
   free(out);
   if (program)
     cldm_program_register(program, rec);
@@ -280,7 +323,7 @@ static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, 
   return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, errcode_ret);
 }
 
-/* ---- queries, linking, release ----------------------------------------------------------- */
+/* ---- queries, release ---------------------------------------------------------------------- */
 
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret) {
@@ -295,115 +338,6 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
       return err;
   }
   return cldm_next->clGetProgramInfo(program, name, size, value, size_ret);
-}
-
-/* Names input `program` imports: from its record, or from the IL the driver holds for an
- * untracked program made from IL (programs made from source have none to inspect). */
-static int cldm_program_imports(cl_program program, char ***names, size_t *n) {
-  *names = NULL;
-  *n = 0;
-  pthread_mutex_lock(&cldm_programs.lock);
-  const cldm_program *p = cldm_map_get(&cldm_programs, program);
-  int err = p ? cldm_program_names_append(names, n, p->report.imports, p->report.num_imports) : 0;
-  pthread_mutex_unlock(&cldm_programs.lock);
-  if (p || err)
-    return err;
-  void *il = NULL;
-  size_t size = 0;
-  if (cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, 0, NULL, &size) != CL_SUCCESS || !size ||
-      !(il = malloc(size)) ||
-      cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, size, il, NULL) != CL_SUCCESS) {
-    free(il);
-    return 0;
-  }
-  cldm_spirv_report r;
-  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK) { /* take the names over */
-    *names = r.imports;
-    *n = r.num_imports;
-    r.imports = NULL;
-    r.num_imports = 0;
-  }
-  cldm_spirv_report_free(&r);
-  free(il);
-  return err;
-}
-
-/* Finds a function that one input imports and another, lowered input exports with the heap
- * parameter; writes "<function>" into `what`. Returns 1 if found. */
-static int cldm_program_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
-                                      size_t cap) {
-  int found = 0;
-  for (cl_uint i = 0; i < num_inputs && !found; i++) {
-    char **imports;
-    size_t n;
-    if (cldm_program_imports(inputs[i], &imports, &n) != 0)
-      continue;
-    pthread_mutex_lock(&cldm_programs.lock);
-    for (cl_uint j = 0; j < num_inputs && !found; j++) {
-      const cldm_program *p = j == i ? NULL : cldm_map_get(&cldm_programs, inputs[j]);
-      for (size_t e = 0; p && e < p->report.num_heap_exports && !found; e++)
-        for (size_t k = 0; k < n && !found; k++)
-          if (!strcmp(imports[k], p->report.heap_exports[e])) {
-            snprintf(what, cap, "%s", imports[k]);
-            found = 1;
-          }
-    }
-    pthread_mutex_unlock(&cldm_programs.lock);
-    cldm_program_names_free(imports, n);
-  }
-  return found;
-}
-
-/* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
-static cldm_program *cldm_program_link_record(cl_uint num_inputs, const cl_program *inputs,
-                                              int *tracked) {
-  cldm_program *merged = calloc(1, sizeof(*merged));
-  int ok = merged != NULL;
-  *tracked = 0;
-  pthread_mutex_lock(&cldm_programs.lock);
-  for (cl_uint i = 0; ok && i < num_inputs; i++) {
-    const cldm_program *p = cldm_map_get(&cldm_programs, inputs[i]);
-    if (!p)
-      continue;
-    (*tracked)++;
-    ok = cldm_spirv_report_append(&merged->report, &p->report, NULL) == CLDM_SPIRV_OK;
-  }
-  pthread_mutex_unlock(&cldm_programs.lock);
-  if (!ok || !*tracked) {
-    cldm_program_free(merged);
-    return NULL;
-  }
-  return merged;
-}
-
-cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                          const cl_device_id *device_list, const char *options,
-                                          cl_uint num_inputs, const cl_program *inputs,
-                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                          void *user_data, cl_int *errcode_ret) {
-  int tracked = 0;
-  cldm_program *merged = inputs ? cldm_program_link_record(num_inputs, inputs, &tracked) : NULL;
-  char what[256];
-  if (merged && num_inputs > 1 &&
-      cldm_program_link_conflict(num_inputs, inputs, what, sizeof(what))) {
-    cldm_log(CLDM_LOG_ERROR,
-             "clLinkProgram: function \"%s\" allocates and is called from another, separately "
-             "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
-             "as one program instead",
-             what);
-    cldm_program_free(merged);
-    if (errcode_ret)
-      *errcode_ret = CL_LINK_PROGRAM_FAILURE;
-    return NULL;
-  }
-  cl_program program =
-      cldm_next->clLinkProgram(context, num_devices, device_list, options, num_inputs, inputs,
-                               pfn_notify, user_data, errcode_ret);
-  if (program && merged)
-    cldm_program_register(program, merged);
-  else
-    cldm_program_free(merged);
-  return program;
 }
 
 cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {

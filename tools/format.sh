@@ -15,7 +15,8 @@ while IFS= read -r f; do
       echo "not formatted: $f"; status=1
     fi
   else
-    "$fmt" --assume-filename="$assume" < "$f" > "$f.fmt.tmp" && mv "$f.fmt.tmp" "$f"
+    "$fmt" --assume-filename="$assume" < "$f" > "$f.fmt.tmp"
+    if cmp -s "$f.fmt.tmp" "$f"; then rm -f "$f.fmt.tmp"; else mv "$f.fmt.tmp" "$f"; fi
   fi
 done < <(git ls-files '*.c' '*.h' '*.cpp' '*.cu' '*.cl' '*.clh')
 exit $status
