@@ -96,8 +96,7 @@ cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
 
 cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices,
                                          const cl_device_id *device_list, const char *options,
-                                         cl_uint num_input_headers,
-                                         const cl_program *input_headers,
+                                         cl_uint num_input_headers, const cl_program *input_headers,
                                          const char **header_include_names,
                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                          void *user_data) {
@@ -121,8 +120,8 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
 }
 
 cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
-                                              cl_program_build_info name, size_t size,
-                                              void *value, size_t *size_ret) {
+                                              cl_program_build_info name, size_t size, void *value,
+                                              size_t *size_ret) {
   if (name == CL_PROGRAM_BUILD_STATUS || name == CL_PROGRAM_BUILD_LOG) {
     int ptx = 0;
     char *log = cldm_build_ptx_state(program, &ptx);
@@ -174,7 +173,7 @@ static int cldm_build_imports(cl_program program, char ***names, size_t *n) {
 /* Finds a function that one input imports and another, lowered input exports with the heap
  * parameter; writes "<function>" into `what`. Returns 1 if found. */
 static int cldm_build_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
-                                      size_t cap) {
+                                    size_t cap) {
   int found = 0;
   for (cl_uint i = 0; i < num_inputs && !found; i++) {
     char **imports;
@@ -199,7 +198,7 @@ static int cldm_build_link_conflict(cl_uint num_inputs, const cl_program *inputs
 
 /* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
 static cldm_program *cldm_build_link_record(cl_uint num_inputs, const cl_program *inputs,
-                                              int *tracked) {
+                                            int *tracked) {
   cldm_program *merged = calloc(1, sizeof(*merged));
   int ok = merged != NULL;
   *tracked = 0;
@@ -239,8 +238,7 @@ static cl_program cldm_build_link_ptx(cl_context context, cl_uint num_devices,
                                       const cl_device_id *device_list, const char *options,
                                       cl_uint num_inputs, const cl_program *inputs,
                                       void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                      void *user_data, cldm_program *merged,
-                                      cl_int *errcode_ret) {
+                                      void *user_data, cldm_program *merged, cl_int *errcode_ret) {
   cl_int err = CL_SUCCESS;
   cl_program program = NULL;
   void **modules = calloc(num_inputs, sizeof(*modules));
@@ -277,9 +275,8 @@ static cl_program cldm_build_link_ptx(cl_context context, cl_uint num_devices,
     num_devices = (cl_uint)(devs_size / sizeof(cl_device_id));
   }
   merged->ptx = 1;
-  program = cldm_ptx_program_create(context, num_devices, device_list,
-                                    (const void *const *)modules, sizes, num_inputs, options,
-                                    &merged->build_log, &err);
+  program = cldm_ptx_program_create(context, num_devices, device_list, (const void *const *)modules,
+                                    sizes, num_inputs, options, &merged->build_log, &err);
   if (!program)
     goto out;
   if (merged->build_log) {
@@ -345,4 +342,3 @@ cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_device
     cldm_program_free(merged);
   return program;
 }
-

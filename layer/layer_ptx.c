@@ -158,8 +158,8 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
     if (failed)
       lengths[i] = sizeof(cldm_ptx_empty);
   }
-  program = cldm_next->clCreateProgramWithBinary(context, num_devices, devices, lengths, bins,
-                                                 NULL, &err);
+  program = cldm_next->clCreateProgramWithBinary(context, num_devices, devices, lengths, bins, NULL,
+                                                 &err);
   if (program && !failed)
     cldm_log(CLDM_LOG_INFO, "program %p made from PTX for %u device(s)", (void *)program,
              num_devices);

@@ -1,9 +1,10 @@
 /*
  * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
  * (see stub_icd.h), contexts and IL programs (which keep the exact bytes they receive), no
- * queues. It lets the tests check the layer's query
- * behaviour against exactly known driver answers, including devices without SPIR-V, under
- * both ICD loaders. Every object starts with the ICD dispatch pointer, as loaders require.
+ * queues. It lets the tests check the layer's query behaviour against exactly known driver
+ * answers, including devices without SPIR-V, under both ICD loaders. Built with STUB_NVIDIA
+ * it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries, for the
+ * layer's PTX route. Every object starts with the ICD dispatch pointer, as loaders require.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -11,6 +12,8 @@
 #ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #endif
+#define _GNU_SOURCE /* memmem */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,19 +40,35 @@ struct _cl_device_id {
   const char *name, *extensions, *il; /* il NULL: the IL query is invalid (OpenCL 1.2) */
   cl_ulong max_alloc;
   int spirv_sets;
+  cl_uint vendor_id, cc_major, cc_minor; /* cc_major 0: no compute capability query */
 };
 
-static struct _cl_platform_id stub_platforms[2] = {
+#ifndef STUB_NVIDIA
+#define STUB_NUM_PLATFORMS 2
+#define STUB_NUM_DEVICES 3
+static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
     {&stub_dispatch, "cldm stub A", STUB_PLATFORM_A_EXTENSIONS},
     {&stub_dispatch, "cldm stub B", STUB_PLATFORM_B_EXTENSIONS},
 };
-static struct _cl_device_id stub_devices[3] = {
-    {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0},
+static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
+    {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0,
+     0x1234, 0, 0},
     {&stub_dispatch, &stub_platforms[0], "stub-spirv", STUB_DEVICE1_EXTENSIONS, STUB_DEVICE1_IL,
-     STUB_DEVICE1_MAX_ALLOC, 1},
-    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20,
-     0},
+     STUB_DEVICE1_MAX_ALLOC, 1, 0x1234, 0, 0},
+    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0,
+     0x1234, 0, 0},
 };
+#else
+#define STUB_NUM_PLATFORMS 1
+#define STUB_NUM_DEVICES 1
+static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
+    {&stub_dispatch, "cldm stub NVIDIA", STUB_NV_PLATFORM_EXTENSIONS},
+};
+static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
+    {&stub_dispatch, &stub_platforms[0], "stub-nv", STUB_NV_DEVICE_EXTENSIONS, "", 256u << 20, 0,
+     0x10DE, STUB_NV_CC_MAJOR, STUB_NV_CC_MINOR},
+};
+#endif
 
 static cl_int stub_return(const void *src, size_t size, size_t value_size, void *value,
                           size_t *size_ret) {
@@ -88,18 +107,18 @@ static cl_int CL_API_CALL stub_GetPlatformIDs(cl_uint num_entries, cl_platform_i
                                               cl_uint *num_platforms) {
   if ((!platforms && !num_platforms) || (platforms && !num_entries))
     return CL_INVALID_VALUE;
-  for (cl_uint i = 0; platforms && i < num_entries && i < 2; i++)
+  for (cl_uint i = 0; platforms && i < num_entries && i < STUB_NUM_PLATFORMS; i++)
     platforms[i] = &stub_platforms[i];
   if (num_platforms)
-    *num_platforms = 2;
+    *num_platforms = STUB_NUM_PLATFORMS;
   return CL_SUCCESS;
 }
 
 static int stub_platform_valid(cl_platform_id p) {
-  return p == &stub_platforms[0] || p == &stub_platforms[1];
+  return p >= &stub_platforms[0] && p < &stub_platforms[STUB_NUM_PLATFORMS];
 }
 static int stub_device_valid(cl_device_id d) {
-  return d >= &stub_devices[0] && d <= &stub_devices[2];
+  return d >= &stub_devices[0] && d < &stub_devices[STUB_NUM_DEVICES];
 }
 
 static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name, size_t size,
@@ -152,7 +171,7 @@ static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type typ
   if (!(type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT)))
     return CL_DEVICE_NOT_FOUND;
   cl_uint n = 0;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < STUB_NUM_DEVICES; i++)
     if (stub_devices[i].platform == p) {
       if (devices && n < num_entries)
         devices[n] = &stub_devices[i];
@@ -203,6 +222,18 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
       return CL_INVALID_VALUE;
     s = d->il;
     break;
+  case CL_DEVICE_VENDOR_ID:
+    return stub_return(&d->vendor_id, sizeof(d->vendor_id), size, value, size_ret);
+  case CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV:
+  case CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV:
+    if (!d->cc_major)
+      return CL_INVALID_VALUE;
+    return stub_return(name == CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV ? &d->cc_major : &d->cc_minor,
+                       sizeof(cl_uint), size, value, size_ret);
+  case CL_DEVICE_ADDRESS_BITS: {
+    cl_uint bits = 64;
+    return stub_return(&bits, sizeof(bits), size, value, size_ret);
+  }
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR: {
     static const char *const sets[] = {STUB_SPIRV_SET0};
     if (!d->spirv_sets)
@@ -225,8 +256,9 @@ struct _cl_context {
 struct _cl_program {
   cl_icd_dispatch *dispatch;
   cl_context context;
-  unsigned char *il;
+  unsigned char *il; /* the IL, or the binary of a program made from a binary */
   size_t il_size;
+  int binary, built;
   cl_uint refs;
 };
 
@@ -273,6 +305,11 @@ static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
 /* Keeps a copy of exactly the bytes it was given: tests compare it with what they passed. */
 static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n,
                                                        cl_int *err) {
+#ifdef STUB_NVIDIA
+  if (err) /* what NVIDIA's driver answers */
+    *err = CL_INVALID_OPERATION;
+  return NULL;
+#endif
   struct _cl_program *p = calloc(1, sizeof(*p));
   p->dispatch = &stub_dispatch;
   p->context = c;
@@ -286,11 +323,85 @@ static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void 
   return p;
 }
 
+/* A program "from binary": the bytes kept as they came (in the il fields), marked binary. */
+static cl_program CL_API_CALL stub_CreateProgramWithBinary(cl_context c, cl_uint n,
+                                                           const cl_device_id *devices,
+                                                           const size_t *lengths,
+                                                           const unsigned char **binaries,
+                                                           cl_int *status, cl_int *err) {
+  if (n != 1 || !devices || devices[0] != c->device || !lengths || !binaries || !binaries[0] ||
+      !lengths[0]) {
+    if (err)
+      *err = CL_INVALID_VALUE;
+    return NULL;
+  }
+  struct _cl_program *p = calloc(1, sizeof(*p));
+  p->dispatch = &stub_dispatch;
+  p->context = c;
+  p->il = malloc(lengths[0]);
+  memcpy(p->il, binaries[0], lengths[0]);
+  p->il_size = lengths[0];
+  p->binary = 1;
+  p->refs = 1;
+  c->refs++;
+  if (status)
+    status[0] = CL_SUCCESS;
+  if (err)
+    *err = CL_SUCCESS;
+  return p;
+}
+
+static char stub_last_build_options[1024];
+
+static const char *stub_LastBuildOptions(void) { return stub_last_build_options; }
+
+/* "Builds" a binary that looks like PTX text; remembers the options. */
+static cl_int CL_API_CALL stub_BuildProgram(cl_program p, cl_uint n, const cl_device_id *devices,
+                                            const char *options,
+                                            void(CL_CALLBACK *notify)(cl_program, void *),
+                                            void *user_data) {
+  snprintf(stub_last_build_options, sizeof(stub_last_build_options), "%s", options ? options : "");
+  int ptx = p->binary && memmem(p->il, p->il_size, ".version", 8) &&
+            memmem(p->il, p->il_size, ".target", 7);
+  p->built = ptx;
+  if (notify)
+    notify(p, user_data);
+  return ptx ? CL_SUCCESS : CL_BUILD_PROGRAM_FAILURE;
+}
+
+static cl_int CL_API_CALL stub_GetProgramBuildInfo(cl_program p, cl_device_id d,
+                                                   cl_program_build_info name, size_t size,
+                                                   void *value, size_t *size_ret) {
+  switch (name) {
+  case CL_PROGRAM_BUILD_STATUS: {
+    cl_build_status s = p->built ? CL_BUILD_SUCCESS : CL_BUILD_NONE;
+    return stub_return(&s, sizeof(s), size, value, size_ret);
+  }
+  case CL_PROGRAM_BUILD_LOG:
+    return stub_return("", 1, size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
+  }
+}
+
 static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name, size_t size,
                                               void *value, size_t *size_ret) {
   switch (name) {
   case CL_PROGRAM_IL:
+    if (p->binary)
+      return stub_return(NULL, 0, size, value, size_ret);
     return stub_return(p->il, p->il_size, size, value, size_ret);
+  case CL_PROGRAM_BINARY_SIZES:
+    return stub_return(&p->il_size, sizeof(p->il_size), size, value, size_ret);
+  case CL_PROGRAM_BINARIES: {
+    if (value && size < sizeof(unsigned char *))
+      return CL_INVALID_VALUE;
+    if (value && *(unsigned char **)value)
+      memcpy(*(unsigned char **)value, p->il, p->il_size);
+    if (size_ret)
+      *size_ret = sizeof(unsigned char *);
+    return CL_SUCCESS;
+  }
   case CL_PROGRAM_CONTEXT:
     return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
   case CL_PROGRAM_REFERENCE_COUNT:
@@ -324,6 +435,8 @@ static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name) {
     return (void *)stub_GetPlatformInfo;
   if (!strcmp(name, STUB_PROBE_FUNCTION))
     return (void *)stub_probe;
+  if (!strcmp(name, STUB_LAST_BUILD_OPTIONS_FUNCTION))
+    return (void *)stub_LastBuildOptions;
   return NULL;
 }
 
@@ -350,5 +463,8 @@ __attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clReleaseContext = stub_ReleaseContext;
   stub_dispatch.clCreateProgramWithIL = stub_CreateProgramWithIL;
   stub_dispatch.clGetProgramInfo = stub_GetProgramInfo;
+  stub_dispatch.clCreateProgramWithBinary = stub_CreateProgramWithBinary;
+  stub_dispatch.clBuildProgram = stub_BuildProgram;
+  stub_dispatch.clGetProgramBuildInfo = stub_GetProgramBuildInfo;
   stub_dispatch.clReleaseProgram = stub_ReleaseProgram;
 }
