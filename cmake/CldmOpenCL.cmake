@@ -5,7 +5,8 @@
 #                  [STD <CL1.2|CL2.0|CL3.0>] [FLAGS <clang flags...>] [NO_VALIDATE])
 #   Adds a custom command producing <out.spv> (SPIR-V 1.0). Defaults: spir64, -O0, CL1.2.
 #   The output is validated with spirv-val (target env opencl2.2) unless NO_VALIDATE: clang-15
-#   -O2 output sometimes fails validation (FACTS.md) though drivers accept it.
+#   -O2 output sometimes fails validation (blocks laid out before their dominators, against
+#   SPIR-V spec 2.16.1) though drivers (pocl) accept it.
 function(cldm_cl_to_spirv out)
   cmake_parse_arguments(A "NO_VALIDATE" "SOURCE;TRIPLE;OPT;STD" "FLAGS;DEPENDS" ${ARGN})
   if(NOT A_TRIPLE)

@@ -46,6 +46,21 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# The Debian archive the system's apt already uses (so set-up works behind local mirrors): the
+# repository configured for the release's own suite (e.g. "bookworm", from /etc/os-release),
+# as apt-get reads /etc/apt/sources.list{,.d}; CLDM_DEBIAN_MIRROR overrides it.
+debian_mirror() {
+  if [ -n "${CLDM_DEBIAN_MIRROR:-}" ]; then echo "${CLDM_DEBIAN_MIRROR%/}"; return; fi
+  local codename uri
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  uri=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
+    awk -v s="$codename" '$1 == s { print $2; exit }')
+  if [ -z "$uri" ]; then
+    log "no apt source for suite '$codename' found; set CLDM_DEBIAN_MIRROR"; exit 1
+  fi
+  echo "${uri%/}"
+}
+
 # private_apt <name> <sources line>: runs apt-get with a private source list and state dir
 private_apt() {
   local name=$1 line=$2; shift 2
@@ -60,13 +75,13 @@ fetch_khronos_loader() {
   [ -e "$CLDM_KHRONOS_LIBDIR/libOpenCL.so.1" ] && return 0
   log "fetching the Khronos OpenCL-ICD-Loader $CLDM_KHRONOS_VERSION (Debian sid binary)"
   local tmp; tmp=$(mktemp -d)
-  private_apt sid "deb http://deb.debian.org/debian sid main" update >/dev/null
+  local line; line="deb $(debian_mirror) sid main"
+  private_apt sid "$line" update >/dev/null
   # the pinned version, or (if sid has moved on) sid's current one
-  (cd "$tmp" && { private_apt sid "deb http://deb.debian.org/debian sid main" \
+  (cd "$tmp" && { private_apt sid "$line" \
       download "khronos-opencl-icd-libopencl1=$CLDM_KHRONOS_VERSION" >/dev/null 2>&1 ||
     { log "version $CLDM_KHRONOS_VERSION is gone from sid; taking sid's current one";
-      private_apt sid "deb http://deb.debian.org/debian sid main" \
-        download khronos-opencl-icd-libopencl1 >/dev/null; }; })
+      private_apt sid "$line" download khronos-opencl-icd-libopencl1 >/dev/null; }; })
   rm -rf "$CLDM_KHRONOS_DIR.tmp"; mkdir -p "$CLDM_KHRONOS_DIR.tmp"
   dpkg -x "$tmp"/khronos-opencl-icd-libopencl1_*.deb "$CLDM_KHRONOS_DIR.tmp"
   rm -rf "$tmp" "$CLDM_KHRONOS_DIR"; mv "$CLDM_KHRONOS_DIR.tmp" "$CLDM_KHRONOS_DIR"
@@ -78,25 +93,28 @@ build_pocl() {
   local src="$CLDM_DEPS_DIR/src-pocl-$CLDM_POCL_VERSION"
   if [ ! -d "$src/pocl-src" ]; then
     rm -rf "$src"; mkdir -p "$src"
-    private_apt trixie "deb-src http://deb.debian.org/debian trixie main" update >/dev/null
+    local line; line="deb-src $(debian_mirror) trixie main"
+    private_apt trixie "$line" update >/dev/null
     # the pinned version, or (after a trixie point release) trixie's current one
-    (cd "$src" && { private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
+    (cd "$src" && { private_apt trixie "$line" \
         source --only-source "pocl=$CLDM_POCL_VERSION" >/dev/null 2>&1 ||
       { log "pocl $CLDM_POCL_VERSION is gone from trixie; taking trixie's current pocl";
-        private_apt trixie "deb-src http://deb.debian.org/debian trixie main" \
-          source --only-source pocl >/dev/null 2>&1; }; })
+        private_apt trixie "$line" source --only-source pocl >/dev/null 2>&1; }; })
     local d; d=$(find "$src" -maxdepth 1 -type d -name 'pocl-*' | head -1)
     [ -n "$d" ] || { log "apt-get source pocl=$CLDM_POCL_VERSION failed"; exit 1; }
     mv "$d" "$src/pocl-src"
   fi
   rm -rf "$CLDM_POCL_PREFIX"   # an interrupted build directory is resumed, not restarted
-  cmake -S "$src/pocl-src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  # pocl's configure checks write probe files (compile_test_*) into the working directory:
+  # run it from the build directory
+  mkdir -p "$src/build"
+  (cd "$src/build" && cmake -S "$src/pocl-src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$CLDM_POCL_PREFIX" \
     -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 -DLLVM_SPIRV=/usr/bin/llvm-spirv-15 \
     -DENABLE_ICD=ON -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCL_BUILDING=ON \
     -DLLC_HOST_CPU=GENERIC -DKERNELLIB_HOST_CPU_VARIANTS=distro \
     -DENABLE_IPO=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-    > "$src/configure.log" 2>&1 || { tail -30 "$src/configure.log"; exit 1; }
+    > "$src/configure.log" 2>&1) || { tail -30 "$src/configure.log"; exit 1; }
   ninja -C "$src/build" -j "$(nproc)" > "$src/build.log" 2>&1 || { tail -40 "$src/build.log"; exit 1; }
   ninja -C "$src/build" install > "$src/install.log" 2>&1 || { tail -20 "$src/install.log"; exit 1; }
   rm -rf "$src/build"

@@ -6,7 +6,7 @@
  * build of each module is shown, the ratio uses the median of three (warm: the smaller build
  * time, so the larger ratio). Prints a table with the ratio lower / build; goal <= 5 %.
  * usage: bench_lower [--allocator FILE.spv] MODULE.spv...
- * Without --allocator the built-in allocator (device/) is used when linked in.
+ * Without --allocator the built-in allocator (device/) is used.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -16,10 +16,10 @@
 
 #include <CL/cl.h>
 
-#include "cldm_spirv.h"
-#ifdef CLDM_BENCH_HAVE_DEVICE
+#include "cldm_cl_device.h"
 #include "cldm_device.h"
-#endif
+#include "cldm_file.h"
+#include "cldm_spirv.h"
 
 static double now(void) {
   struct timespec t;
@@ -38,19 +38,11 @@ static double median(double *v, int n) {
 }
 
 static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "bench_lower: cannot open %s\n", path);
+  void *d = cldm_file_read(path, size);
+  if (!d) {
+    fprintf(stderr, "bench_lower: cannot read %s\n", path);
     exit(2);
   }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  void *d = malloc((size_t)n);
-  if (!d || fread(d, 1, (size_t)n, f) != (size_t)n)
-    exit(2);
-  fclose(f);
-  *size = (size_t)n;
   return d;
 }
 
@@ -78,24 +70,20 @@ int main(int argc, char **argv) {
     cldm_spirv_report_free(&r);
     first = 3;
   }
-#ifdef CLDM_BENCH_HAVE_DEVICE
   const cldm_device_module *m64 = cldm_device_module_select(64, ~0u);
   if (!alloc.words64 && m64) {
     alloc.words64 = m64->words;
     alloc.num_words64 = m64->num_words;
     fprintf(stderr, "allocator: %s (%zu bytes)\n", m64->name, m64->num_words * 4);
   }
-#endif
   if (first >= argc) {
     fprintf(stderr, "usage: bench_lower [--allocator FILE.spv] MODULE.spv...\n");
     return 2;
   }
   setenv("POCL_KERNEL_CACHE", "0", 1);
-  cl_platform_id platform;
-  cl_device_id dev;
+  cl_device_id dev = cldm_cl_find_device(NULL, NULL, NULL);
   cl_int e;
-  if (clGetPlatformIDs(1, &platform, NULL) || clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev,
-                                                             NULL)) {
+  if (!dev) {
     fprintf(stderr, "bench_lower: no OpenCL device (set OCL_ICD_VENDORS)\n");
     return 2;
   }

@@ -3,7 +3,8 @@
  *
  * The modules are compiled at build time (device/CMakeLists.txt) and turned into headers of
  * word arrays by cmake/CldmEmbed.cmake; the generated cldm_device_modules.inc includes them
- * and lists them as CLDM_MODULE(symbol, "name", address_bits, features).
+ * and lists them as CLDM_MODULE(symbol, "name", address_bits, features), features being an
+ * expression of CLDM_DEVICE_FEATURE_* names (0 for none).
  */
 #include "cldm_device.h"
 
@@ -12,7 +13,7 @@
 #undef CLDM_MODULE
 
 static const cldm_device_module cldm_module_table[] = {
-#define CLDM_MODULE(sym, name, bits, features)                                                 \
+#define CLDM_MODULE(sym, name, bits, features)                                                     \
   {name, bits, features, sym, sizeof sym / sizeof sym[0]},
 #include "cldm_device_modules.inc"
 #undef CLDM_MODULE

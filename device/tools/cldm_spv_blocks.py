@@ -3,9 +3,10 @@
 post-order and drops OpLoopMerge / OpSelectionMerge.
 
 Why: clang-15 -O1 and above with llvm-spirv-15 can lay out a block before a block that
-dominates it (FACTS.md: "ID ... has not been defined") and emit loop merges that spirv-val
-rejects ("already a merge block for another header"). Both are layout problems only: in a
-Kernel module structured-control-flow merges are optional hints, and any order in which each
+dominates it, against SPIR-V spec 2.16.1's rule that blocks appear before all blocks they
+dominate (spirv-val: "ID ... has not been defined"; pocl accepts such modules), and emit loop
+merges that spirv-val rejects ("already a merge block for another header"). Both are layout
+problems only: in a Kernel module structured-control-flow merges are optional hints, and any order in which each
 block follows its dominators is valid. Reverse post-order of the control-flow graph is such an
 order. Blocks unreachable from the entry keep their relative order at the end.
 

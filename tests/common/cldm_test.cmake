@@ -4,11 +4,14 @@
 #     cmocka executable run once by ctest (label "unit").
 # cldm_add_e2e_test(<name> SOURCES <src...> [LIBS <lib...>] [NO_LAYER] [ARGS <arg...>]
 #                   [TIMEOUT <s>] [ENV <VAR=value...>] [VENDORS <dir>])
-#     cmocka executable linked against libOpenCL, registered twice: <name>.ocl-icd runs under
+#     cmocka executable linked against libOpenCL and the support/ helpers (cldm_file.h,
+#     cldm_cl_device.h), registered twice: <name>.ocl-icd runs under
 #     Debian's ocl-icd 2.3.1 and <name>.khronos under the Khronos OpenCL-ICD-Loader (put first
 #     on LD_LIBRARY_PATH). Both see only our pocl 6.0 (OCL_ICD_VENDORS) and, unless NO_LAYER,
 #     the layer through OPENCL_LAYERS. CLDM_TEST_LOADER tells the test which loader it expects.
 #     VENDORS replaces the pocl vendors dir (the layer tests use a stub ICD).
+# cldm_add_e2e_executable(<name> SOURCES <src...> [LIBS <lib...>])
+#     the executable of cldm_add_e2e_test without registering it (for cldm_add_e2e_run).
 if(NOT CLDM_VENDORS_DIR OR NOT EXISTS "${CLDM_VENDORS_DIR}")
   message(WARNING "CLDM_VENDORS_DIR not set or missing: end-to-end tests will fail (run tools/deps.sh)")
 endif()
@@ -38,11 +41,17 @@ function(cldm_add_unit_test name)
     ENVIRONMENT "${T_ENV};${CLDM_SANITIZER_ENV}")
 endfunction()
 
-function(cldm_add_e2e_test name)
-  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+function(cldm_add_e2e_executable name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
-  target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl ${OpenCL_LIBRARY} ${T_LIBS})
+  target_link_libraries(${name} PRIVATE PkgConfig::CMOCKA cldm_opencl cldm_support cldm_support_cl
+                        ${OpenCL_LIBRARY} ${T_LIBS})
+endfunction()
+
+function(cldm_add_e2e_test name)
+  cmake_parse_arguments(T "NO_LAYER" "TIMEOUT;VENDORS" "SOURCES;LIBS;ARGS;ENV" ${ARGN})
+  cldm_add_e2e_executable(${name} SOURCES ${T_SOURCES} LIBS ${T_LIBS})
   set(pass)
   if(T_NO_LAYER)
     list(APPEND pass NO_LAYER)

@@ -1,7 +1,7 @@
 /*
- * cldm_test_util.h — small helpers shared by the OpenCL tests (header-only): finding
- * platforms/devices, fetching string answers, looking up extension functions, and checking
- * which ICD loader the process really loaded (CLDM_TEST_LOADER, set by cldm_add_e2e_test).
+ * cldm_test_util.h — small helpers shared by the OpenCL tests (header-only): platform string
+ * answers and checking which ICD loader the process really loaded (CLDM_TEST_LOADER, set by
+ * cldm_add_e2e_test). Finding devices and device answers: support/cldm_cl_device.h.
  */
 #ifndef CLDM_TEST_UTIL_H
 #define CLDM_TEST_UTIL_H
@@ -20,24 +20,9 @@
 #include <CL/cl_ext.h>
 #include <CL/cl_ext_device_malloc.h>
 
-/* Fetches a string/array answer of clGetDeviceInfo into a malloc'd buffer (NULL on error). */
-static inline void *cldm_test_device_info(cl_device_id d, cl_device_info name, size_t *size)
-{
-  size_t n = 0;
-  if (clGetDeviceInfo(d, name, 0, NULL, &n) != CL_SUCCESS)
-    return NULL;
-  void *buf = calloc(1, n + 1);
-  if (buf && clGetDeviceInfo(d, name, n, buf, NULL) != CL_SUCCESS) {
-    free(buf);
-    return NULL;
-  }
-  if (size)
-    *size = n;
-  return buf;
-}
-
-static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size)
-{
+/* Fetches a string/array answer of clGetPlatformInfo into a malloc'd buffer (NULL on error);
+ * cldm_cl_device_info (support/cldm_cl_device.h) does the same for devices. */
+static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size) {
   size_t n = 0;
   if (clGetPlatformInfo(p, name, 0, NULL, &n) != CL_SUCCESS)
     return NULL;
@@ -51,45 +36,8 @@ static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info n
   return buf;
 }
 
-/* The device whose CL_DEVICE_NAME equals `name` (or the first device if name is NULL). */
-static inline cl_device_id cldm_test_find_device(const char *name, cl_platform_id *platform_out)
-{
-  cl_platform_id ps[8];
-  cl_uint np = 0;
-  if (clGetPlatformIDs(8, ps, &np) != CL_SUCCESS)
-    return NULL;
-  for (cl_uint i = 0; i < np && i < 8; i++) {
-    cl_device_id ds[8];
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 8, ds, &nd) != CL_SUCCESS)
-      continue;
-    for (cl_uint j = 0; j < nd && j < 8; j++) {
-      char *n = cldm_test_device_info(ds[j], CL_DEVICE_NAME, NULL);
-      int match = !name || (n && !strcmp(n, name));
-      free(n);
-      if (match) {
-        if (platform_out)
-          *platform_out = ps[i];
-        return ds[j];
-      }
-    }
-  }
-  return NULL;
-}
-
-/* 1 if the space-separated list holds `word`. */
-static inline int cldm_test_has_word(const char *list, const char *word)
-{
-  size_t n = strlen(word);
-  for (const char *p = list; p && (p = strstr(p, word)); p += n)
-    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
-      return 1;
-  return 0;
-}
-
 /* Path of the libOpenCL.so.1 mapped into this process, from /proc/self/maps. */
-static inline int cldm_test_loaded_loader(char *path, size_t size)
-{
+static inline int cldm_test_loaded_loader(char *path, size_t size) {
   FILE *f = fopen("/proc/self/maps", "r");
   char line[4096];
   int found = 0;
@@ -109,8 +57,7 @@ static inline int cldm_test_loaded_loader(char *path, size_t size)
 /* Checks that the loader named by CLDM_TEST_LOADER ("ocl-icd" or "khronos") is the one
  * loaded: the Khronos loader comes from the first LD_LIBRARY_PATH entry, ocl-icd from the
  * system. Returns 1 if it matches (or no expectation is set). */
-static inline int cldm_test_loader_matches(char *why, size_t size)
-{
+static inline int cldm_test_loader_matches(char *why, size_t size) {
   const char *want = getenv("CLDM_TEST_LOADER");
   char path[4096] = "";
   if (!want)

@@ -88,7 +88,10 @@ static void load_module(module *m, const char *dir, const char *name, unsigned f
   assert_non_null(a64);
   if (features == 0)
     assert_string_equal(a64->name, "cldm_alloc.cl12.spir64");
-  cldm_spirv_allocator al = {a32->words, a32->num_words, a64->words, a64->num_words};
+  cldm_spirv_allocator al = {.words32 = a32->words,
+                             .num_words32 = a32->num_words,
+                             .words64 = a64->words,
+                             .num_words64 = a64->num_words};
   if (cldm_spirv_lower(in, n, &al, &m->spv, &m->size, &m->report, &err))
     fail_msg("%s: lowering failed: %s", name, err.message);
   free(in);
@@ -156,8 +159,8 @@ static void assemble(const char *ptx, const char *arch, const char *label) {
   snprintf(path, sizeof path, "%s/%s.%s.ptx", CLDM_TEST_OUT_DIR, label, arch);
   snprintf(logp, sizeof logp, "%s.log", path);
   write_text(path, ptx);
-  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s' > '%s' 2>&1", CLDM_TEST_PTXAS,
-           arch, path, logp);
+  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s' > '%s' 2>&1", CLDM_TEST_PTXAS, arch,
+           path, logp);
   int rc = system(cmd);
   if (rc != 0) {
     size_t n;
@@ -169,8 +172,8 @@ static void assemble(const char *ptx, const char *arch, const char *label) {
 #endif
 }
 
-static char *translate_ok(const void *spv, size_t size, const cldm_ptx_target *t,
-                          size_t *ptx_size, const char *label) {
+static char *translate_ok(const void *spv, size_t size, const cldm_ptx_target *t, size_t *ptx_size,
+                          const char *label) {
   char *ptx = NULL, *log = NULL;
   size_t n = 0;
   cldm_ptx_status st = api->translate(spv, size, t, &ptx, &n, &log);
@@ -223,8 +226,8 @@ static void check_module(const char *dir, const char *name) {
       fail_msg("%s: kernel %s is no .entry", name, kr->name);
     assert_int_equal((unsigned)np, kr->num_user_args + (kr->takes_heap ? 1u : 0u));
     if (kr->takes_heap && !strstr(last, ".param .u64 .ptr .global"))
-      fail_msg("%s: %s: hidden heap argument is \"%s\", not a global pointer", name,
-               kr->name, last);
+      fail_msg("%s: %s: hidden heap argument is \"%s\", not a global pointer", name, kr->name,
+               last);
   }
   /* fences are device-wide, work-item functions read the environment registers */
   if (strstr(ptx, "membar.cta"))
@@ -233,7 +236,8 @@ static void check_module(const char *dir, const char *name) {
     assert_true(count(ptx, "membar.gl") > 0);
   if (strstr(ptx, "%ctaid.") && !strstr(ptx, "%envreg"))
     fail_msg("%s: a group id without the environment registers (libclc's work-item "
-             "functions)", name);
+             "functions)",
+             name);
   if (strstr(ptx, "%nctaid."))
     fail_msg("%s: %%nctaid (libclc's get_num_groups) instead of %%envreg6..8", name);
   assemble(ptx, "sm_86", name);
@@ -283,11 +287,11 @@ static void test_demo_kernels_in_detail(void **state) {
 static void test_engine_test_modules(void **state) {
   (void)state;
   static const char *const bases[] = {"kernel_alloc", "calloc_realloc", "helper_two_kernels",
-                                      "two_level", "many_args", "size64", "size32",
-                                      "existing_types", "generic"};
-  static const char *const forms[] = {"O0.spir64.spv", "O2.spir64.spv", "O0.spir64.ext.spv",
-                                      "O2.spir64.ext.spv", "c22.spirv64.spv",
-                                      "c22.spirv64.ext.spv"};
+                                      "two_level",    "many_args",      "size64",
+                                      "size32",       "existing_types", "generic"};
+  static const char *const forms[] = {"O0.spir64.spv",     "O2.spir64.spv",
+                                      "O0.spir64.ext.spv", "O2.spir64.ext.spv",
+                                      "c22.spirv64.spv",   "c22.spirv64.ext.spv"};
   char name[256];
   for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
@@ -304,10 +308,10 @@ static void test_engine_test_modules(void **state) {
 
 static void test_e2e_kernels(void **state) {
   (void)state;
-  static const char *const names[] = {"alloc_basic.spv", "alloc_basic.O2.spv",
-                                      "alloc_basic.cl20.spv", "alloc_basic.extinst.spv",
-                                      "alloc_generic.spv", "exhaust.spv", "free_other.spv",
-                                      "link_lib.spv", "noalloc.spv"};
+  static const char *const names[] = {
+      "alloc_basic.spv",         "alloc_basic.O2.spv", "alloc_basic.cl20.spv",
+      "alloc_basic.extinst.spv", "alloc_generic.spv",  "exhaust.spv",
+      "free_other.spv",          "link_lib.spv",       "noalloc.spv"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     check_module(CLDM_TEST_E2E_KERNELS, names[i]);
 }
@@ -406,8 +410,8 @@ static void test_unsupported_features(void **state) {
 
 static void test_unsupported_opcode(void **state) {
   (void)state;
-  expect_refused(CLDM_TEST_SPIRV_DATA, "existing_types.c22.spirv64.spv", 0,
-                 CLDM_PTX_E_UNSUPPORTED, "OpUMulExtended");
+  expect_refused(CLDM_TEST_SPIRV_DATA, "existing_types.c22.spirv64.spv", 0, CLDM_PTX_E_UNSUPPORTED,
+                 "OpUMulExtended");
 }
 
 /* The allocator variants with explicit memory orders or sub-groups are refused: only cl12's
@@ -545,8 +549,9 @@ static void test_mutants(void **state) {
       memcpy(w, m.spv, m.size);
       size_t pos = 5 + lcg(&s) % (nw - 5);
       uint32_t r = lcg(&s);
-      w[pos] = r % 3 == 0 ? r % 64 : r % 3 == 1 ? w[pos] ^ (1u << (r % 32))
-                                                : (w[pos] & 0xffff0000u) | (r % 400);
+      w[pos] = r % 3 == 0   ? r % 64
+               : r % 3 == 1 ? w[pos] ^ (1u << (r % 32))
+                            : (w[pos] & 0xffff0000u) | (r % 400);
       char *ptx = NULL, *log = NULL;
       size_t n;
       cldm_ptx_status st = api->translate(w, m.size, &h200, &ptx, &n, &log);

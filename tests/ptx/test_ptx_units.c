@@ -47,18 +47,18 @@ static void test_mangle_generic(void **state) {
 
 static void test_mangle_unchanged(void **state) {
   (void)state;
-  expect_mangle("_Z10atomic_addPU3AS1Vii", NULL);   /* global and local: same numbers */
+  expect_mangle("_Z10atomic_addPU3AS1Vii", NULL); /* global and local: same numbers */
   expect_mangle("_Z13get_global_idj", NULL);
   expect_mangle("_Z21async_work_group_copyPU3AS3cPU3AS1Kcm9ocl_event", NULL);
   expect_mangle("__to_global", NULL);
   expect_mangle("get_global_id", NULL);
-  expect_mangle("_Z1f6xU3AS4", NULL);  /* a type named xU3AS4, no qualifier */
-  expect_mangle("_Z6xU3AS4v", NULL);   /* a function named xU3AS4 */
+  expect_mangle("_Z1f6xU3AS4", NULL); /* a type named xU3AS4, no qualifier */
+  expect_mangle("_Z6xU3AS4v", NULL);  /* a function named xU3AS4 */
 }
 
 static void test_mangle_not_understood(void **state) {
   (void)state;
-  expect_mangle("_Z5fra", NULL);           /* source name longer than the string */
+  expect_mangle("_Z5fra", NULL);             /* source name longer than the string */
   expect_mangle("_Z1fILi5EEvPU3AS4i", NULL); /* template literal: left alone */
   expect_mangle("_Z1fDv", NULL);
   expect_mangle("_Z1fU3AS", NULL);
@@ -87,8 +87,7 @@ static void test_sha256(void **state) {
   expect_sha("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   expect_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  expect_sha(two, strlen(two),
-             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  expect_sha(two, strlen(two), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   /* one million 'a', fed in uneven pieces */
   char *a = malloc(1000000);
   assert_non_null(a);
@@ -110,8 +109,8 @@ static void test_sha256(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mangle_constant),   cmocka_unit_test(test_mangle_generic),
-      cmocka_unit_test(test_mangle_unchanged),  cmocka_unit_test(test_mangle_not_understood),
+      cmocka_unit_test(test_mangle_constant),  cmocka_unit_test(test_mangle_generic),
+      cmocka_unit_test(test_mangle_unchanged), cmocka_unit_test(test_mangle_not_understood),
       cmocka_unit_test(test_sha256),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

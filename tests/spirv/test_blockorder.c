@@ -1,7 +1,9 @@
 /*
  * test_blockorder.c — reverse post-order of blocks (layer/spirv/src/blockorder.c), and its
  * purpose: an allocator whose blocks are laid out before their dominators (as clang-15 -O2 +
- * llvm-spirv-15 sometimes emit, see FACTS.md) still yields a lowered module that validates.
+ * llvm-spirv-15 sometimes emit, against SPIR-V spec 2.16.1's rule that blocks appear before
+ * the blocks they dominate; pocl accepts such modules, spirv-val does not) still yields a
+ * lowered module that validates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,8 +77,7 @@ static void allocator_blocks_reordered(void **state) {
   cldm_spirv_allocator alloc = {.words64 = a, .num_words64 = asize / 4};
   void *out = NULL;
   cldm_spirv_error err;
-  assert_int_equal(cldm_spirv_lower(in, size, &alloc, &out, &out_size, NULL, &err),
-                   CLDM_SPIRV_OK);
+  assert_int_equal(cldm_spirv_lower(in, size, &alloc, &out, &out_size, NULL, &err), CLDM_SPIRV_OK);
   st_assert_valid(out, out_size, "module lowered with a badly ordered allocator");
   free(out);
   free(in);

@@ -4,7 +4,7 @@
  * -O2, spir64), created with clCreateProgramWithIL, built, its kernel given the heap buffer at
  * the index the report names, run on 64 work-items that allocate, write, read and free, and
  * the results and heap counters checked on the host. Once with the stand-in bump allocator
- * (tests/spirv/data/bump_alloc.cl), once with device/'s allocator when it is built.
+ * (tests/spirv/data/bump_alloc.cl), once with device/'s allocator.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +13,8 @@
 #include <CL/cl.h>
 
 #include "spirv_test.h"
-#ifdef CLDM_TEST_HAVE_DEVICE
+#include "cldm_cl_device.h"
 #include "cldm_device.h"
-#endif
 
 #define GLOBAL 64
 #define HEAP_BYTES (8u << 20)
@@ -29,9 +28,9 @@ typedef enum { BUMP, DEVICE } allocator_kind;
 typedef struct run_case {
   const char *source, *kernel;
   int n;
-  long extra;          /* third argument of k_size64 */
+  long extra; /* third argument of k_size64 */
   int (*expect)(int gid, int n);
-  int frees_per_item;  /* balanced kernels free what they allocate */
+  int frees_per_item; /* balanced kernels free what they allocate */
 } run_case;
 
 static int sum_i(int g, int n) { return g * n * (n - 1) / 2; }
@@ -62,14 +61,11 @@ static const run_case cases[] = {
 };
 
 static int setup(void **state) {
-  cl_platform_id platform;
-  cl_uint n;
-  if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0) {
-    fprintf(stderr, "no OpenCL platform (OCL_ICD_VENDORS=%s)\n", getenv("OCL_ICD_VENDORS"));
+  dev = cldm_cl_find_device(NULL, NULL, NULL);
+  if (!dev) {
+    fprintf(stderr, "no OpenCL device (OCL_ICD_VENDORS=%s)\n", getenv("OCL_ICD_VENDORS"));
     return -1;
   }
-  if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, &n) != CL_SUCCESS)
-    return -1;
   char il[256] = "";
   clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof il, il, NULL);
   if (!strstr(il, "SPIR-V")) {
@@ -96,14 +92,13 @@ static void allocator_for(allocator_kind kind, cldm_spirv_allocator *a, cl_mem *
   if (kind == BUMP) {
     *a = *st_bump_allocator();
     uint32_t *h = calloc(1, HEAP_BYTES);
-    h[0] = 64;          /* next: the arena starts after the header */
-    h[1] = HEAP_BYTES;  /* limit */
+    h[0] = 64;         /* next: the arena starts after the header */
+    h[1] = HEAP_BYTES; /* limit */
     *heap = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, HEAP_BYTES, h, &e);
     free(h);
     assert_int_equal(e, CL_SUCCESS);
     return;
   }
-#ifdef CLDM_TEST_HAVE_DEVICE
   char ext[8192] = "", ver[64] = "";
   clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
   clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_VERSION, sizeof ver, ver, NULL);
@@ -128,11 +123,9 @@ static void allocator_for(allocator_kind kind, cldm_spirv_allocator *a, cl_mem *
   assert_int_equal(clEnqueueWriteBuffer(queue, *heap, CL_TRUE, 0, image, img, 0, NULL, NULL),
                    CL_SUCCESS);
   free(img);
-#endif
 }
 
-static cl_program build_with(const void *il, size_t size, const char *what,
-                             const char *options) {
+static cl_program build_with(const void *il, size_t size, const char *what, const char *options) {
   cl_int e;
   cl_program p = clCreateProgramWithIL(ctx, il, size, &e);
   if (e != CL_SUCCESS)
@@ -176,8 +169,8 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
   assert_int_equal(nargs, k->num_user_args + (cl_uint)k->takes_heap); /* no layer to hide it */
   int host[GLOBAL];
   memset(host, 0xAB, sizeof host);
-  cl_mem outbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host,
-                                 host, &e);
+  cl_mem outbuf =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &e);
   assert_int_equal(clSetKernelArg(kernel, 0, sizeof outbuf, &outbuf), CL_SUCCESS);
   assert_int_equal(clSetKernelArg(kernel, 1, sizeof c->n, &c->n), CL_SUCCESS);
   if (k->num_user_args == 3) {
@@ -189,8 +182,7 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
   size_t global = GLOBAL;
   assert_int_equal(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL),
                    CL_SUCCESS);
-  assert_int_equal(clEnqueueReadBuffer(queue, outbuf, CL_TRUE, 0, sizeof host, host, 0, NULL,
-                                       NULL),
+  assert_int_equal(clEnqueueReadBuffer(queue, outbuf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
                    CL_SUCCESS);
   for (int g = 0; g < GLOBAL; g++)
     if (host[g] != c->expect(g, c->n))
@@ -200,7 +192,6 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
     clEnqueueReadBuffer(queue, heap, CL_TRUE, 0, sizeof h, h, 0, NULL, NULL);
     assert_int_equal(h[3], (uint32_t)(GLOBAL * c->frees_per_item)); /* frees */
   }
-#ifdef CLDM_TEST_HAVE_DEVICE
   if (k->takes_heap && kind == DEVICE) {
     size_t span = cldm_heap_stats_span(cldm_heap_buffer_size(HEAP_BYTES));
     void *bytes = malloc(span);
@@ -211,7 +202,6 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
     assert_int_equal(s.invalid_frees, 0);
     free(bytes);
   }
-#endif
   clReleaseMemObject(outbuf);
   clReleaseKernel(kernel);
   clReleaseProgram(p);
@@ -233,13 +223,7 @@ static void run_all(allocator_kind kind) {
 
 static void bump_allocator(void **state) { run_all(BUMP); }
 
-static void device_allocator(void **state) {
-#ifdef CLDM_TEST_HAVE_DEVICE
-  run_all(DEVICE);
-#else
-  skip();
-#endif
-}
+static void device_allocator(void **state) { run_all(DEVICE); }
 
 /* Modules that are only built: many kinds of existing arguments, existing types. */
 static void build_only(void **state) {
@@ -283,9 +267,9 @@ static void argument_info(void **state) {
                        CL_SUCCESS);
       assert_string_equal(name, types[i]);
       cl_kernel_arg_address_qualifier aq;
-      assert_int_equal(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq,
-                                          NULL),
-                       CL_SUCCESS);
+      assert_int_equal(
+          clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL),
+          CL_SUCCESS);
       assert_int_equal(aq, i == 1 ? CL_KERNEL_ARG_ADDRESS_PRIVATE : CL_KERNEL_ARG_ADDRESS_GLOBAL);
     }
     clReleaseKernel(k);

@@ -101,18 +101,15 @@ expect wrong-allocator "E_ALLOCATOR: word 48: allocator module: imports \"malloc
 check unwritable 3 "$tool" raise -o "$tmp/no/such/dir/x.spv" "$data/alloc64.spv"
 expect unwritable "cannot create $tmp/no/such/dir/x.spv"
 
-# the built-in allocator (device/), when the tool was linked with it
-if "$tool" --help | grep -q "built-in allocator"; then
-  check builtin 0 "$tool" lower -o "$tmp/b.spv" "$data/helper_two_kernels.O0.spir64.spv"
-  check builtin-validates 0 "$val" --target-env opencl2.2 "$tmp/b.spv"
-  check builtin-cl12 0 "$tool" lower --features none -o "$tmp/b12.spv" "$data/alloc32.spv"
-  check builtin-cl12-validates 0 "$val" --target-env opencl2.2 "$tmp/b12.spv"
-  check bad-feature 2 "$tool" lower --features warp -o "$tmp/x.spv" "$data/alloc64.spv"
-  expect bad-feature "unknown feature 'warp'"
-else
-  check no-allocator 4 "$tool" lower -o "$tmp/x.spv" "$data/alloc64.spv"
-  expect no-allocator "give an allocator module with --allocator FILE.spv"
-fi
+# the built-in allocator (device/), which the tool is always linked with
+check builtin-help 0 "$tool" --help
+expect builtin-help "built-in allocator"
+check builtin 0 "$tool" lower -o "$tmp/b.spv" "$data/helper_two_kernels.O0.spir64.spv"
+check builtin-validates 0 "$val" --target-env opencl2.2 "$tmp/b.spv"
+check builtin-cl12 0 "$tool" lower --features none -o "$tmp/b12.spv" "$data/alloc32.spv"
+check builtin-cl12-validates 0 "$val" --target-env opencl2.2 "$tmp/b12.spv"
+check bad-feature 2 "$tool" lower --features warp -o "$tmp/x.spv" "$data/alloc64.spv"
+expect bad-feature "unknown feature 'warp'"
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails check(s) failed"

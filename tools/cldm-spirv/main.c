@@ -17,9 +17,8 @@
 
 #include "cldm_spirv.h"
 #include "cldm_spirv_dis.h"
-#ifdef CLDM_SPIRV_HAVE_DEVICE
 #include "cldm_device.h"
-#endif
+#include "cldm_file.h"
 #ifdef CLDM_SPIRV_HAVE_PTX
 #include "cldm_ptx.h"
 #endif
@@ -34,13 +33,10 @@ static const char usage_text[] =
     "        calloc/realloc/aligned_alloc) into plain SPIR-V: allocating kernels get the heap\n"
     "        as their last argument and the allocator is linked in. A module that does not\n"
     "        allocate is written out unchanged. --allocator gives a Physical32 or Physical64\n"
-    "        allocator module (repeat for both)"
-#ifdef CLDM_SPIRV_HAVE_DEVICE
-    "; without it the built-in allocator (device/) is used,\n"
+    "        allocator module (repeat for both); without it the built-in allocator (device/) "
+    "is used,\n"
     "        the variant chosen by --features: all (default), none, or a comma list of\n"
-    "        cl20,int64,subgroups,generic"
-#endif
-    ".\n"
+    "        cl20,int64,subgroups,generic.\n"
     "  raise [-o OUT]   Import-linkage calls -> OpExtInst \"SPV_EXT_device_malloc\"\n"
     "  info             kernels, whether each allocates, hidden-argument index, forms used\n"
     "  dis [-o OUT] [--malloc-only]\n"
@@ -72,31 +68,14 @@ static int read_file(const char *path, void **data, size_t *size) {
     fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
     return -1;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *b = realloc(buf, cap * 2);
-    if (!b) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = b;
-    cap *= 2;
-  }
-  int bad = ferror(f) || !buf;
+  void *buf = cldm_file_read_stream(f, size);
   if (f != stdin)
     fclose(f);
-  if (bad) {
+  if (!buf) {
     fprintf(stderr, "%s: cannot read %s\n", prog, path);
-    free(buf);
     return -1;
   }
   *data = buf;
-  *size = n;
   return 0;
 }
 
@@ -208,17 +187,20 @@ static int load_allocators(const options *o, allocators *al) {
       al->a.num_words64 = size / 4;
     }
   }
-#ifdef CLDM_SPIRV_HAVE_DEVICE
   unsigned features = ~0u;
   if (o->features && strcmp(o->features, "all")) {
     features = 0;
     char list[256];
     snprintf(list, sizeof list, "%s", o->features);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-      if (!strcmp(t, "cl20")) features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
-      else if (!strcmp(t, "int64")) features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
-      else if (!strcmp(t, "subgroups")) features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
-      else if (!strcmp(t, "generic")) features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+      if (!strcmp(t, "cl20"))
+        features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
+      else if (!strcmp(t, "int64"))
+        features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+      else if (!strcmp(t, "subgroups"))
+        features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
+      else if (!strcmp(t, "generic"))
+        features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
       else if (strcmp(t, "none")) {
         fprintf(stderr, "%s: unknown feature '%s'\n", prog, t);
         return EXIT_USAGE;
@@ -235,13 +217,6 @@ static int load_allocators(const options *o, allocators *al) {
     al->a.words64 = m64->words;
     al->a.num_words64 = m64->num_words;
   }
-#else
-  if (o->features) {
-    fprintf(stderr, "%s: --features needs the built-in allocator (not linked in this build)\n",
-            prog);
-    return EXIT_USAGE;
-  }
-#endif
   return 0;
 }
 
@@ -292,7 +267,8 @@ static int cmd_info(const options *o, const void *in, size_t size) {
                                                     : "other");
   printf("allocates: %s", r.allocates ? "yes" : "no");
   if (r.allocates)
-    printf(" (forms:%s%s)", r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
+    printf(" (forms:%s%s)",
+           r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
            r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "");
   printf("\nkernels: %zu\n", r.num_kernels);
   for (size_t i = 0; i < r.num_kernels; i++) {
@@ -381,8 +357,8 @@ static int cmd_ptx(const options *o, const void *in, size_t size) {
   }
   char *ptx = NULL, *log = NULL;
   size_t ptx_size = 0;
-  cldm_ptx_status st = api->translate(lowered ? lowered : in, lowered ? lowered_size : size,
-                                      &t, &ptx, &ptx_size, &log);
+  cldm_ptx_status st = api->translate(lowered ? lowered : in, lowered ? lowered_size : size, &t,
+                                      &ptx, &ptx_size, &log);
   free(lowered);
   if (st) {
     fprintf(stderr, "%s: %s: %s\n%s", prog, o->input, api->status_name(st), log ? log : "");
@@ -408,8 +384,8 @@ static int cmd_ptx(const options *o, const void *in, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-                    !strcmp(argv[1], "help"))) {
+  if (argc >= 2 &&
+      (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
     fputs(usage_text, stdout);
     return 0;
   }
@@ -417,13 +393,12 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc)
     return rc;
-  int (*cmd)(const options *, const void *, size_t) =
-      !strcmp(o.command, "lower")   ? cmd_lower
-      : !strcmp(o.command, "raise") ? cmd_raise
-      : !strcmp(o.command, "info")  ? cmd_info
-      : !strcmp(o.command, "dis")   ? cmd_dis
-      : !strcmp(o.command, "ptx")   ? cmd_ptx
-                                    : NULL;
+  int (*cmd)(const options *, const void *, size_t) = !strcmp(o.command, "lower")   ? cmd_lower
+                                                      : !strcmp(o.command, "raise") ? cmd_raise
+                                                      : !strcmp(o.command, "info")  ? cmd_info
+                                                      : !strcmp(o.command, "dis")   ? cmd_dis
+                                                      : !strcmp(o.command, "ptx")   ? cmd_ptx
+                                                                                    : NULL;
   if (!cmd) {
     fprintf(stderr, "%s: unknown command '%s'\n%s", prog, o.command, usage_text);
     return EXIT_USAGE;

@@ -46,14 +46,14 @@ extern "C" {
 
 typedef enum cldm_ptx_status {
   CLDM_PTX_OK = 0,
-  CLDM_PTX_E_INVALID_ARG,  /* NULL pointers, size not a multiple of 4, ... */
-  CLDM_PTX_E_MALFORMED,    /* not well-formed SPIR-V (the engine's parser rejected it) */
-  CLDM_PTX_E_UNSUPPORTED,  /* valid, but uses what the PTX route cannot compile (log says what) */
-  CLDM_PTX_E_TRANSLATE,    /* LLVMSPIRVLib or the retargeting failed */
-  CLDM_PTX_E_LINK,         /* linking the work-item functions / libclc failed, or a built-in
+  CLDM_PTX_E_INVALID_ARG, /* NULL pointers, size not a multiple of 4, ... */
+  CLDM_PTX_E_MALFORMED,   /* not well-formed SPIR-V (the engine's parser rejected it) */
+  CLDM_PTX_E_UNSUPPORTED, /* valid, but uses what the PTX route cannot compile (log says what) */
+  CLDM_PTX_E_TRANSLATE,   /* LLVMSPIRVLib or the retargeting failed */
+  CLDM_PTX_E_LINK,        /* linking the work-item functions / libclc failed, or a built-in
                               function the module calls exists in neither */
-  CLDM_PTX_E_LIBCLC,       /* libclc's nvptx64--nvidiacl.bc not found or unreadable */
-  CLDM_PTX_E_CODEGEN,      /* the NVPTX back end failed */
+  CLDM_PTX_E_LIBCLC,      /* libclc's nvptx64--nvidiacl.bc not found or unreadable */
+  CLDM_PTX_E_CODEGEN,     /* the NVPTX back end failed */
   CLDM_PTX_E_NOMEM
 } cldm_ptx_status;
 
@@ -66,18 +66,18 @@ typedef struct cldm_ptx_target {
 } cldm_ptx_target;
 
 typedef struct cldm_ptx_cache_stats {
-  uint64_t memory_hits;  /* translations answered from the in-memory cache */
-  uint64_t disk_hits;    /* ... from $CLDM_CACHE_DIR */
-  uint64_t misses;       /* translations actually run (successful or not) */
-  uint64_t entries;      /* entries in the in-memory cache now */
-  uint64_t bytes;        /* PTX bytes held by it */
+  uint64_t memory_hits; /* translations answered from the in-memory cache */
+  uint64_t disk_hits;   /* ... from $CLDM_CACHE_DIR */
+  uint64_t misses;      /* translations actually run (successful or not) */
+  uint64_t entries;     /* entries in the in-memory cache now */
+  uint64_t bytes;       /* PTX bytes held by it */
 } cldm_ptx_cache_stats;
 
 typedef struct cldm_ptx_api {
-  uint32_t api_version;        /* CLDM_PTX_API_VERSION of the library */
-  uint32_t size;               /* sizeof(cldm_ptx_api) of the library: later versions only
+  uint32_t api_version;       /* CLDM_PTX_API_VERSION of the library */
+  uint32_t size;              /* sizeof(cldm_ptx_api) of the library: later versions only
                                   append members */
-  const char *version_string;  /* e.g. "cldm-ptx 0.1.0 (LLVM 15.0.6)" */
+  const char *version_string; /* e.g. "cldm-ptx 0.1.0 (LLVM 15.0.6)" */
 
   /* Translates `spirv` (size bytes) for `target`. On success *ptx is a malloc'd NUL-terminated
    * PTX text and *ptx_size its length without the NUL (pass ptx_size + 1 where the driver wants
@@ -96,6 +96,14 @@ typedef struct cldm_ptx_api {
 
   void (*cache_stats)(cldm_ptx_cache_stats *out);
   void (*cache_clear)(void); /* drops the in-memory cache and zeroes the counters */
+
+  /* clLinkProgram: translates `n` modules linked together (each as translate takes it; a
+   * function one module imports is resolved by another's export; functions no other module
+   * imports stay private to their module, so the allocator each lowered module carries does
+   * not clash). Same results and logs as translate. */
+  cldm_ptx_status (*translate_linked)(const void *const *spirv, const size_t *sizes, size_t n,
+                                      const cldm_ptx_target *target, char **ptx, size_t *ptx_size,
+                                      char **log);
 } cldm_ptx_api;
 
 typedef const cldm_ptx_api *(*cldm_ptx_get_api_fn)(uint32_t api_version);

@@ -37,12 +37,18 @@ using namespace llvm;
 
 extern "C" int cldm_ptx_nvptx_addrspace(unsigned spir_as) {
   switch (spir_as) {
-  case 0: return 0;
-  case 1: return 1;
-  case 2: return 4;
-  case 3: return 3;
-  case 4: return 0;
-  default: return -1;
+  case 0:
+    return 0;
+  case 1:
+    return 1;
+  case 2:
+    return 4;
+  case 3:
+    return 3;
+  case 4:
+    return 0;
+  default:
+    return -1;
   }
 }
 
@@ -146,17 +152,17 @@ extern "C" cldm_ptx_status cldm_ptx_remap_address_spaces(LLVMModuleRef mref, cld
   for (GlobalVariable *g : old_globals) {
     int as = cldm_ptx_nvptx_addrspace(g->getAddressSpace());
     if (as < 0) {
-      cldm_ptx_log_printf(log, "unsupported: global %s in address space %u, which has no "
-                               "NVPTX counterpart\n",
+      cldm_ptx_log_printf(log,
+                          "unsupported: global %s in address space %u, which has no "
+                          "NVPTX counterpart\n",
                           g->getName().str().c_str(), g->getAddressSpace());
       return CLDM_PTX_E_UNSUPPORTED;
     }
     std::string name = g->getName().str();
     g->setName("");
     auto *ng = new GlobalVariable(m, types.remapType(g->getValueType()), g->isConstant(),
-                                  g->getLinkage(), nullptr, name, nullptr,
-                                  g->getThreadLocalMode(), (unsigned)as,
-                                  g->isExternallyInitialized());
+                                  g->getLinkage(), nullptr, name, nullptr, g->getThreadLocalMode(),
+                                  (unsigned)as, g->isExternallyInitialized());
     ng->copyAttributesFrom(g);
     ng->copyMetadata(g, 0);
     vmap[g] = ng;
@@ -202,8 +208,8 @@ extern "C" cldm_ptx_status cldm_ptx_remap_address_spaces(LLVMModuleRef mref, cld
       ++na;
     }
     SmallVector<ReturnInst *, 8> returns;
-    CloneFunctionInto(nf, f, vmap, CloneFunctionChangeType::GlobalChanges, returns, "",
-                      nullptr, &types, nullptr);
+    CloneFunctionInto(nf, f, vmap, CloneFunctionChangeType::GlobalChanges, returns, "", nullptr,
+                      &types, nullptr);
     nf->setAttributes(remap_attribute_types(ctx, nf->getAttributes(), types));
   }
   for (NamedMDNode &nmd : m.named_metadata())
@@ -239,8 +245,9 @@ extern "C" cldm_ptx_status cldm_ptx_remap_address_spaces(LLVMModuleRef mref, cld
     }
   }
   if (types.bad_as) {
-    cldm_ptx_log_printf(log, "unsupported: a pointer into address space %u, which has no NVPTX "
-                             "counterpart\n",
+    cldm_ptx_log_printf(log,
+                        "unsupported: a pointer into address space %u, which has no NVPTX "
+                        "counterpart\n",
                         types.bad_as);
     return CLDM_PTX_E_UNSUPPORTED;
   }

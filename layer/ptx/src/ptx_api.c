@@ -76,8 +76,7 @@ static void digest_overrides(void) {
 }
 
 static void make_key(cldm_ptx_key *key, const uint32_t *words, size_t num_words,
-                     const char *libclc_identity, const char *sm, const char *isa,
-                     int optimize) {
+                     const char *libclc_identity, const char *sm, const char *isa, int optimize) {
   pthread_once(&digest_once, digest_overrides);
   cldm_ptx_sha256 s;
   cldm_ptx_sha256_init(&s);
@@ -114,8 +113,9 @@ static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_
     goto done;
   }
   if (size < 20 || size % 4) {
-    cldm_ptx_log_printf(&log, "malformed SPIR-V: %zu bytes (a module is a whole number of "
-                              "32-bit words, at least the 5-word header)\n",
+    cldm_ptx_log_printf(&log,
+                        "malformed SPIR-V: %zu bytes (a module is a whole number of "
+                        "32-bit words, at least the 5-word header)\n",
                         size);
     st = CLDM_PTX_E_MALFORMED;
     goto done;
@@ -139,8 +139,8 @@ static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_
   char sm[16], isa[16], libclc_id[4200];
   target_for(target->cc_major, target->cc_minor, sm, isa);
   int optimize = !opt_disabled(target->options);
-  cldm_ptx_log_printf(&log, "cldm-ptx: %s, PTX ISA %s (compute capability %u.%u), %s\n", sm,
-                      isa, target->cc_major, target->cc_minor,
+  cldm_ptx_log_printf(&log, "cldm-ptx: %s, PTX ISA %s (compute capability %u.%u), %s\n", sm, isa,
+                      target->cc_major, target->cc_minor,
                       optimize ? "optimised (O2)" : "not optimised (-cl-opt-disable)");
   st = cldm_ptx_libclc_identity(libclc_id, sizeof libclc_id, &log);
   if (st)
@@ -174,8 +174,8 @@ static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_
     st = cldm_ptx_codegen(words, n, &o, ptx, ptx_size, &log);
   pthread_mutex_unlock(&translate_lock);
   if (!st) {
-    cldm_ptx_log_printf(&log, "cldm-ptx: translated in %.0f ms, %zu bytes of PTX\n",
-                        now_ms() - t0, *ptx_size);
+    cldm_ptx_log_printf(&log, "cldm-ptx: translated in %.0f ms, %zu bytes of PTX\n", now_ms() - t0,
+                        *ptx_size);
     cldm_ptx_cache_put(&key, *ptx, *ptx_size, &log);
   }
 done:
@@ -200,15 +200,24 @@ static void free_result(void *p) { free(p); }
 
 static const char *status_name(cldm_ptx_status s) {
   switch (s) {
-  case CLDM_PTX_OK: return "CLDM_PTX_OK";
-  case CLDM_PTX_E_INVALID_ARG: return "CLDM_PTX_E_INVALID_ARG";
-  case CLDM_PTX_E_MALFORMED: return "CLDM_PTX_E_MALFORMED";
-  case CLDM_PTX_E_UNSUPPORTED: return "CLDM_PTX_E_UNSUPPORTED";
-  case CLDM_PTX_E_TRANSLATE: return "CLDM_PTX_E_TRANSLATE";
-  case CLDM_PTX_E_LINK: return "CLDM_PTX_E_LINK";
-  case CLDM_PTX_E_LIBCLC: return "CLDM_PTX_E_LIBCLC";
-  case CLDM_PTX_E_CODEGEN: return "CLDM_PTX_E_CODEGEN";
-  case CLDM_PTX_E_NOMEM: return "CLDM_PTX_E_NOMEM";
+  case CLDM_PTX_OK:
+    return "CLDM_PTX_OK";
+  case CLDM_PTX_E_INVALID_ARG:
+    return "CLDM_PTX_E_INVALID_ARG";
+  case CLDM_PTX_E_MALFORMED:
+    return "CLDM_PTX_E_MALFORMED";
+  case CLDM_PTX_E_UNSUPPORTED:
+    return "CLDM_PTX_E_UNSUPPORTED";
+  case CLDM_PTX_E_TRANSLATE:
+    return "CLDM_PTX_E_TRANSLATE";
+  case CLDM_PTX_E_LINK:
+    return "CLDM_PTX_E_LINK";
+  case CLDM_PTX_E_LIBCLC:
+    return "CLDM_PTX_E_LIBCLC";
+  case CLDM_PTX_E_CODEGEN:
+    return "CLDM_PTX_E_CODEGEN";
+  case CLDM_PTX_E_NOMEM:
+    return "CLDM_PTX_E_NOMEM";
   }
   return "CLDM_PTX_E_UNKNOWN";
 }

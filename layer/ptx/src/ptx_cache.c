@@ -36,15 +36,24 @@ static uint64_t memory_hits, disk_hits, misses;
 static unsigned long tmp_counter;
 
 static void unlink_entry(entry *e) {
-  if (e->prev) e->prev->next = e->next; else head = e->next;
-  if (e->next) e->next->prev = e->prev; else tail = e->prev;
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    head = e->next;
+  if (e->next)
+    e->next->prev = e->prev;
+  else
+    tail = e->prev;
   e->prev = e->next = NULL;
 }
 
 static void push_front(entry *e) {
   e->next = head;
   e->prev = NULL;
-  if (head) head->prev = e; else tail = e;
+  if (head)
+    head->prev = e;
+  else
+    tail = e;
   head = e;
 }
 
@@ -110,8 +119,8 @@ static char *disk_read(const char *dir, const cldm_ptx_key *key, size_t *size) {
     return NULL;
   struct stat st;
   char *buf = NULL;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      st.st_size < DISK_MAX_BYTES && (buf = malloc((size_t)st.st_size + 1))) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < DISK_MAX_BYTES &&
+      (buf = malloc((size_t)st.st_size + 1))) {
     size_t got = 0;
     while (got < (size_t)st.st_size) {
       ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
@@ -194,8 +203,7 @@ int cldm_ptx_cache_get(const cldm_ptx_key *key, char **ptx, size_t *size, const 
   return 1;
 }
 
-void cldm_ptx_cache_put(const cldm_ptx_key *key, const char *ptx, size_t size,
-                        cldm_ptx_log *log) {
+void cldm_ptx_cache_put(const cldm_ptx_key *key, const char *ptx, size_t size, cldm_ptx_log *log) {
   pthread_mutex_lock(&lock);
   insert(key, ptx, size);
   pthread_mutex_unlock(&lock);

@@ -47,40 +47,75 @@ static const char *const known_extensions[] = {
  * for us and are dropped before the translator runs (ptx_spirv_fix.c). */
 static const char *unimplemented(uint32_t op) {
   switch (op) {
-  case SpvOpTypeRuntimeArray: return "OpTypeRuntimeArray";
-  case SpvOpImage: return "OpImage";
-  case SpvOpImageTexelPointer: return "OpImageTexelPointer";
-  case SpvOpImageSampleDrefImplicitLod: case SpvOpImageSampleDrefExplicitLod:
-  case SpvOpImageSampleProjImplicitLod: case SpvOpImageSampleProjExplicitLod:
-  case SpvOpImageSampleProjDrefImplicitLod: case SpvOpImageSampleProjDrefExplicitLod:
-  case SpvOpImageFetch: case SpvOpImageGather: case SpvOpImageDrefGather:
-  case SpvOpImageSparseSampleImplicitLod: case SpvOpImageSparseSampleExplicitLod:
-  case SpvOpImageSparseSampleDrefImplicitLod: case SpvOpImageSparseSampleDrefExplicitLod:
-  case SpvOpImageSparseSampleProjImplicitLod: case SpvOpImageSparseSampleProjExplicitLod:
+  case SpvOpTypeRuntimeArray:
+    return "OpTypeRuntimeArray";
+  case SpvOpImage:
+    return "OpImage";
+  case SpvOpImageTexelPointer:
+    return "OpImageTexelPointer";
+  case SpvOpImageSampleDrefImplicitLod:
+  case SpvOpImageSampleDrefExplicitLod:
+  case SpvOpImageSampleProjImplicitLod:
+  case SpvOpImageSampleProjExplicitLod:
+  case SpvOpImageSampleProjDrefImplicitLod:
+  case SpvOpImageSampleProjDrefExplicitLod:
+  case SpvOpImageFetch:
+  case SpvOpImageGather:
+  case SpvOpImageDrefGather:
+  case SpvOpImageSparseSampleImplicitLod:
+  case SpvOpImageSparseSampleExplicitLod:
+  case SpvOpImageSparseSampleDrefImplicitLod:
+  case SpvOpImageSparseSampleDrefExplicitLod:
+  case SpvOpImageSparseSampleProjImplicitLod:
+  case SpvOpImageSparseSampleProjExplicitLod:
   case SpvOpImageSparseSampleProjDrefImplicitLod:
-  case SpvOpImageSparseSampleProjDrefExplicitLod: case SpvOpImageSparseFetch:
-  case SpvOpImageSparseGather: case SpvOpImageSparseDrefGather:
+  case SpvOpImageSparseSampleProjDrefExplicitLod:
+  case SpvOpImageSparseFetch:
+  case SpvOpImageSparseGather:
+  case SpvOpImageSparseDrefGather:
   case SpvOpImageSparseTexelsResident:
     return "image sampling instructions";
-  case SpvOpQuantizeToF16: return "OpQuantizeToF16";
-  case SpvOpArrayLength: return "OpArrayLength";
-  case SpvOpOuterProduct: return "OpOuterProduct";
-  case SpvOpIAddCarry: return "OpIAddCarry";
-  case SpvOpISubBorrow: return "OpISubBorrow";
-  case SpvOpSMulExtended: return "OpSMulExtended";
-  case SpvOpUMulExtended: return "OpUMulExtended";
-  case SpvOpDPdx: case SpvOpDPdy: case SpvOpFwidth: case SpvOpDPdxFine: case SpvOpDPdyFine:
-  case SpvOpFwidthFine: case SpvOpDPdxCoarse: case SpvOpDPdyCoarse: case SpvOpFwidthCoarse:
+  case SpvOpQuantizeToF16:
+    return "OpQuantizeToF16";
+  case SpvOpArrayLength:
+    return "OpArrayLength";
+  case SpvOpOuterProduct:
+    return "OpOuterProduct";
+  case SpvOpIAddCarry:
+    return "OpIAddCarry";
+  case SpvOpISubBorrow:
+    return "OpISubBorrow";
+  case SpvOpSMulExtended:
+    return "OpSMulExtended";
+  case SpvOpUMulExtended:
+    return "OpUMulExtended";
+  case SpvOpDPdx:
+  case SpvOpDPdy:
+  case SpvOpFwidth:
+  case SpvOpDPdxFine:
+  case SpvOpDPdyFine:
+  case SpvOpFwidthFine:
+  case SpvOpDPdxCoarse:
+  case SpvOpDPdyCoarse:
+  case SpvOpFwidthCoarse:
     return "derivative instructions";
-  case SpvOpEmitVertex: case SpvOpEndPrimitive: case SpvOpEmitStreamVertex:
-  case SpvOpEndStreamPrimitive: case SpvOpKill:
+  case SpvOpEmitVertex:
+  case SpvOpEndPrimitive:
+  case SpvOpEmitStreamVertex:
+  case SpvOpEndStreamPrimitive:
+  case SpvOpKill:
     return "shader instructions";
-  case SpvOpTypeNamedBarrier: case SpvOpNamedBarrierInitialize: case SpvOpMemoryNamedBarrier:
+  case SpvOpTypeNamedBarrier:
+  case SpvOpNamedBarrierInitialize:
+  case SpvOpMemoryNamedBarrier:
     return "named barriers";
-  case SpvOpGetKernelMaxNumSubgroups: case SpvOpGetKernelLocalSizeForSubgroupCount:
+  case SpvOpGetKernelMaxNumSubgroups:
+  case SpvOpGetKernelLocalSizeForSubgroupCount:
     return "sub-group kernel queries";
-  case SpvOpSizeOf: return "OpSizeOf";
-  default: return NULL;
+  case SpvOpSizeOf:
+    return "OpSizeOf";
+  default:
+    return NULL;
   }
 }
 
@@ -109,19 +144,28 @@ static int capability_ok(uint32_t c) {
 
 static const char *capability_feature(uint32_t c) {
   switch (c) {
-  case SpvCapabilityImageBasic: case SpvCapabilityImageReadWrite: case SpvCapabilityImageMipmap:
-  case SpvCapabilityLiteralSampler: case SpvCapabilitySampled1D: case SpvCapabilityImage1D:
-  case SpvCapabilitySampledBuffer: case SpvCapabilityImageBuffer:
+  case SpvCapabilityImageBasic:
+  case SpvCapabilityImageReadWrite:
+  case SpvCapabilityImageMipmap:
+  case SpvCapabilityLiteralSampler:
+  case SpvCapabilitySampled1D:
+  case SpvCapabilityImage1D:
+  case SpvCapabilitySampledBuffer:
+  case SpvCapabilityImageBuffer:
     return "images and samplers";
-  case SpvCapabilityPipes: case SpvCapabilityPipeStorage:
+  case SpvCapabilityPipes:
+  case SpvCapabilityPipeStorage:
     return "pipes";
   case SpvCapabilityDeviceEnqueue:
     return "device-side enqueue";
   case SpvCapabilityGroups:
     return "work-group collective functions (Groups)";
-  case SpvCapabilitySubgroupDispatch: case SpvCapabilityGroupNonUniform:
-  case SpvCapabilityGroupNonUniformVote: case SpvCapabilityGroupNonUniformArithmetic:
-  case SpvCapabilityGroupNonUniformBallot: case SpvCapabilityGroupNonUniformShuffle:
+  case SpvCapabilitySubgroupDispatch:
+  case SpvCapabilityGroupNonUniform:
+  case SpvCapabilityGroupNonUniformVote:
+  case SpvCapabilityGroupNonUniformArithmetic:
+  case SpvCapabilityGroupNonUniformBallot:
+  case SpvCapabilityGroupNonUniformShuffle:
   case SpvCapabilitySubgroupBallotKHR:
     return "sub-groups";
   case SpvCapabilityNamedBarrier:
@@ -144,18 +188,32 @@ static int by_id(const void *a, const void *b) {
 static void semantics_positions(uint32_t op, unsigned *first, unsigned *second) {
   *first = *second = 0;
   switch (op) {
-  case SpvOpAtomicLoad: case SpvOpAtomicExchange: case SpvOpAtomicIIncrement:
-  case SpvOpAtomicIDecrement: case SpvOpAtomicIAdd: case SpvOpAtomicISub: case SpvOpAtomicSMin:
-  case SpvOpAtomicUMin: case SpvOpAtomicSMax: case SpvOpAtomicUMax: case SpvOpAtomicAnd:
-  case SpvOpAtomicOr: case SpvOpAtomicXor: case SpvOpAtomicFlagTestAndSet:
-  case SpvOpAtomicFMinEXT: case SpvOpAtomicFMaxEXT: case SpvOpAtomicFAddEXT:
+  case SpvOpAtomicLoad:
+  case SpvOpAtomicExchange:
+  case SpvOpAtomicIIncrement:
+  case SpvOpAtomicIDecrement:
+  case SpvOpAtomicIAdd:
+  case SpvOpAtomicISub:
+  case SpvOpAtomicSMin:
+  case SpvOpAtomicUMin:
+  case SpvOpAtomicSMax:
+  case SpvOpAtomicUMax:
+  case SpvOpAtomicAnd:
+  case SpvOpAtomicOr:
+  case SpvOpAtomicXor:
+  case SpvOpAtomicFlagTestAndSet:
+  case SpvOpAtomicFMinEXT:
+  case SpvOpAtomicFMaxEXT:
+  case SpvOpAtomicFAddEXT:
     *first = 5; /* result type, result, pointer, scope, semantics */
     break;
-  case SpvOpAtomicStore: case SpvOpAtomicFlagClear:
+  case SpvOpAtomicStore:
+  case SpvOpAtomicFlagClear:
     *first = 3; /* pointer, scope, semantics */
     break;
-  case SpvOpAtomicCompareExchange: case SpvOpAtomicCompareExchangeWeak:
-    *first = 5; /* equal */
+  case SpvOpAtomicCompareExchange:
+  case SpvOpAtomicCompareExchangeWeak:
+    *first = 5;  /* equal */
     *second = 6; /* unequal */
     break;
   default:
@@ -164,11 +222,22 @@ static void semantics_positions(uint32_t op, unsigned *first, unsigned *second) 
 }
 
 static const char *atomic_name(uint32_t op) {
-  static const char *const names[] = {
-      "OpAtomicLoad", "OpAtomicStore", "OpAtomicExchange", "OpAtomicCompareExchange",
-      "OpAtomicCompareExchangeWeak", "OpAtomicIIncrement", "OpAtomicIDecrement",
-      "OpAtomicIAdd", "OpAtomicISub", "OpAtomicSMin", "OpAtomicUMin", "OpAtomicSMax",
-      "OpAtomicUMax", "OpAtomicAnd", "OpAtomicOr", "OpAtomicXor"};
+  static const char *const names[] = {"OpAtomicLoad",
+                                      "OpAtomicStore",
+                                      "OpAtomicExchange",
+                                      "OpAtomicCompareExchange",
+                                      "OpAtomicCompareExchangeWeak",
+                                      "OpAtomicIIncrement",
+                                      "OpAtomicIDecrement",
+                                      "OpAtomicIAdd",
+                                      "OpAtomicISub",
+                                      "OpAtomicSMin",
+                                      "OpAtomicUMin",
+                                      "OpAtomicSMax",
+                                      "OpAtomicUMax",
+                                      "OpAtomicAnd",
+                                      "OpAtomicOr",
+                                      "OpAtomicXor"};
   if (op >= SpvOpAtomicLoad && op <= SpvOpAtomicXor)
     return names[op - SpvOpAtomicLoad];
   return op == SpvOpAtomicFlagTestAndSet ? "OpAtomicFlagTestAndSet"
@@ -215,8 +284,7 @@ static cldm_ptx_status engine_error(cldm_ptx_log *log, cldm_spirv_status sst,
   }
 }
 
-cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
-                                     cldm_ptx_log *log) {
+cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words, cldm_ptx_log *log) {
   cldm_spirv_report r;
   cldm_spirv_error err;
   cldm_spirv_status sst = cldm_spirv_inspect(words, num_words * 4, &r, &err);
@@ -244,15 +312,17 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
     return CLDM_PTX_E_UNSUPPORTED;
   }
   if (bits != 64) {
-    cldm_ptx_log_printf(log, "unsupported: %s addressing: the PTX path compiles Physical64 "
-                             "modules only (NVIDIA devices have 64-bit addresses)\n",
+    cldm_ptx_log_printf(log,
+                        "unsupported: %s addressing: the PTX path compiles Physical64 "
+                        "modules only (NVIDIA devices have 64-bit addresses)\n",
                         bits == 32 ? "Physical32" : "non-physical");
     return CLDM_PTX_E_UNSUPPORTED;
   }
   uint32_t version = words[1];
   if ((version & 0xffff00ffu) != 0x00010000u || ((version >> 8) & 0xffu) > 4)
-    return unsupported(log, 1, "%s", "SPIR-V version other than 1.0-1.4 (LLVMSPIRVLib 15's "
-                                     "range)");
+    return unsupported(log, 1, "%s",
+                       "SPIR-V version other than 1.0-1.4 (LLVMSPIRVLib 15's "
+                       "range)");
   if (words[4] != 0) {
     cldm_ptx_log_printf(log, "malformed SPIR-V: word 4: instruction schema %u (must be 0)\n",
                         words[4]);
@@ -281,8 +351,10 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
     char text[128];
     const char *unimpl = unimplemented(op);
     if (unimpl) {
-      st = unsupported(log, i, "%s: not supported by the PTX path (LLVMSPIRVLib 15 does not "
-                               "implement it)", unimpl);
+      st = unsupported(log, i,
+                       "%s: not supported by the PTX path (LLVMSPIRVLib 15 does not "
+                       "implement it)",
+                       unimpl);
       break;
     }
     switch (op) {
@@ -317,14 +389,17 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
       if (!strcmp(text, "OpenCL.std")) {
         opencl_std = wc >= 2 ? w[1] : 0;
       } else if (strcmp(text, "OpenCL.DebugInfo.100") && strcmp(text, "SPIRV.debug")) {
-        st = unsupported(log, i, "extended instruction set \"%s\" is not supported by the "
-                                 "PTX path", text);
+        st = unsupported(log, i,
+                         "extended instruction set \"%s\" is not supported by the "
+                         "PTX path",
+                         text);
       }
       break;
     case SpvOpMemoryModel:
       if (wc >= 3 && (w[1] != SpvAddressingModelPhysical64 || w[2] != SpvMemoryModelOpenCL))
-        st = unsupported(log, i, "%s", "addressing or memory model other than Physical64 / "
-                                       "OpenCL");
+        st = unsupported(log, i, "%s",
+                         "addressing or memory model other than Physical64 / "
+                         "OpenCL");
       break;
     case SpvOpEntryPoint:
       if (wc >= 2 && w[1] != SpvExecutionModelKernel)
@@ -399,8 +474,8 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
     semantics_positions(op, &pos[0], &pos[1]);
     for (int j = 0; j < 2 && pos[j] && !st; j++) {
       if (pos[j] >= wc) {
-        cldm_ptx_log_printf(log, "malformed SPIR-V: word %zu: %s has too few operands\n",
-                            at[k], atomic_name(op));
+        cldm_ptx_log_printf(log, "malformed SPIR-V: word %zu: %s has too few operands\n", at[k],
+                            atomic_name(op));
         st = CLDM_PTX_E_MALFORMED;
         break;
       }

@@ -53,8 +53,7 @@ static void on_diagnostic(LLVMDiagnosticInfoRef di, void *ctx) {
   if (sev != LLVMDSError && sev != LLVMDSWarning)
     return;
   char *d = LLVMGetDiagInfoDescription(di);
-  cldm_ptx_log_printf(log, "llvm %s: %s\n", sev == LLVMDSError ? "error" : "warning",
-                      d ? d : "");
+  cldm_ptx_log_printf(log, "llvm %s: %s\n", sev == LLVMDSError ? "error" : "warning", d ? d : "");
   LLVMDisposeMessage(d);
 }
 
@@ -64,9 +63,7 @@ static const char *name_of(LLVMValueRef v) {
   return n && *n ? n : "(unnamed)";
 }
 
-static int is_kernel(LLVMValueRef f) {
-  return LLVMGetFunctionCallConv(f) == LLVMPTXKernelCallConv;
-}
+static int is_kernel(LLVMValueRef f) { return LLVMGetFunctionCallConv(f) == LLVMPTXKernelCallConv; }
 
 /* Step 3: calling conventions. */
 static cldm_ptx_status retarget(LLVMModuleRef m, cldm_ptx_log *log, unsigned *nkernels) {
@@ -90,8 +87,8 @@ static cldm_ptx_status retarget(LLVMModuleRef m, cldm_ptx_log *log, unsigned *nk
           continue;
         LLVMValueRef callee = LLVMIsAFunction(LLVMGetCalledValue(i));
         if (callee && is_kernel(callee)) {
-          cldm_ptx_log_printf(log, "%s calls kernel %s, which has no callable copy\n",
-                              name_of(f), name_of(callee));
+          cldm_ptx_log_printf(log, "%s calls kernel %s, which has no callable copy\n", name_of(f),
+                              name_of(callee));
           return CLDM_PTX_E_TRANSLATE;
         }
         if (LLVMGetInstructionCallConv(i) == LLVMSPIRFUNCCallConv ||
@@ -127,9 +124,10 @@ static cldm_ptx_status check_atomics(LLVMModuleRef m, int ordered_rmw, cldm_ptx_
                   LLVMGetCmpXchgFailureOrdering(i) > LLVMAtomicOrderingMonotonic))
           what = "an atomic compare-exchange with a memory order";
         if (what) {
-          cldm_ptx_log_printf(log, "unsupported: %s holds %s: LLVM 15's NVPTX back end cannot "
-                                   "compile it correctly; use OpenCL 1.2 atomics ordered by "
-                                   "explicit fences (mem_fence)\n",
+          cldm_ptx_log_printf(log,
+                              "unsupported: %s holds %s: LLVM 15's NVPTX back end cannot "
+                              "compile it correctly; use OpenCL 1.2 atomics ordered by "
+                              "explicit fences (mem_fence)\n",
                               name_of(f), what);
           return CLDM_PTX_E_UNSUPPORTED;
         }
@@ -210,8 +208,7 @@ static cldm_ptx_status check_resolved(LLVMModuleRef m, cldm_ptx_log *log) {
       continue;
     if (!missing++)
       cldm_ptx_log_printf(log, "undefined symbols:\n");
-    cldm_ptx_log_printf(log, "  program-scope variable %s (declared, never defined)\n",
-                        name_of(g));
+    cldm_ptx_log_printf(log, "  program-scope variable %s (declared, never defined)\n", name_of(g));
   }
   return missing ? CLDM_PTX_E_LINK : CLDM_PTX_OK;
 }
@@ -254,19 +251,17 @@ static cldm_ptx_status optimise_and_emit(LLVMModuleRef m, const cldm_ptx_codegen
   }
   char features[16];
   snprintf(features, sizeof features, "+ptx%c%c", o->isa[0], o->isa[2]);
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-      target, NVPTX_TRIPLE, o->sm, features,
-      o->optimize ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone, LLVMRelocDefault,
-      LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, NVPTX_TRIPLE, o->sm, features,
+                              o->optimize ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone,
+                              LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm) {
-    cldm_ptx_log_printf(log, "cannot create the NVPTX target machine for %s %s\n", o->sm,
-                        features);
+    cldm_ptx_log_printf(log, "cannot create the NVPTX target machine for %s %s\n", o->sm, features);
     return CLDM_PTX_E_CODEGEN;
   }
   cldm_ptx_status st = CLDM_PTX_OK;
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e =
-      LLVMRunPasses(m, o->optimize ? "default<O2>" : "default<O0>,globaldce", tm, pbo);
+  LLVMErrorRef e = LLVMRunPasses(m, o->optimize ? "default<O2>" : "default<O0>,globaldce", tm, pbo);
   LLVMDisposePassBuilderOptions(pbo);
   if (e) {
     char *msg = LLVMGetErrorMessage(e);
@@ -341,11 +336,11 @@ static void run_job(void *arg) {
     st = rename_builtins(m, log);
   j->stage = "linking";
   if (!st)
-    st = link_bitcode(ctx, m, ovr, ovr_size, 0, "the work-item function overrides",
-                      CLDM_PTX_E_LINK, log);
+    st = link_bitcode(ctx, m, ovr, ovr_size, 0, "the work-item function overrides", CLDM_PTX_E_LINK,
+                      log);
   if (!st)
-    st = link_bitcode(ctx, m, j->opts->libclc, j->opts->libclc_size, 1, "libclc",
-                      CLDM_PTX_E_LIBCLC, log);
+    st = link_bitcode(ctx, m, j->opts->libclc, j->opts->libclc_size, 1, "libclc", CLDM_PTX_E_LIBCLC,
+                      log);
   if (!st)
     st = check_resolved(m, log);
   if (!st) {
@@ -365,13 +360,14 @@ static void run_job(void *arg) {
 }
 
 cldm_ptx_status cldm_ptx_codegen(const uint32_t *words, size_t num_words,
-                                 const cldm_ptx_codegen_opts *opts, char **ptx,
-                                 size_t *ptx_size, cldm_ptx_log *log) {
+                                 const cldm_ptx_codegen_opts *opts, char **ptx, size_t *ptx_size,
+                                 cldm_ptx_log *log) {
   job j = {words, num_words, opts, log, "starting", NULL, 0, CLDM_PTX_E_TRANSLATE};
   if (cldm_ptx_run_recoverable(run_job, &j)) {
-    cldm_ptx_log_printf(log, "LLVM aborted during %s (an assertion or fatal error; its message "
-                             "went to stderr): the module is most likely invalid SPIR-V "
-                             "(check it with spirv-val)\n",
+    cldm_ptx_log_printf(log,
+                        "LLVM aborted during %s (an assertion or fatal error; its message "
+                        "went to stderr): the module is most likely invalid SPIR-V "
+                        "(check it with spirv-val)\n",
                         j.stage);
     free(j.ptx);
     return CLDM_PTX_E_TRANSLATE;

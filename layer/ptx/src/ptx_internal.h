@@ -56,8 +56,7 @@ void cldm_ptx_log_free(cldm_ptx_log *log);
  * engine's parser), no allocation left (lowered), Physical64 + OpenCL memory model, kernels
  * only, SPIR-V <= 1.4, only capabilities, types, extended instruction sets and atomic memory
  * orders the route compiles correctly. Fails with MALFORMED or UNSUPPORTED and a log line. */
-cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words,
-                                     cldm_ptx_log *log);
+cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words, cldm_ptx_log *log);
 
 /* ---- ptx_validate.c ------------------------------------------------------------------- */
 
@@ -77,8 +76,8 @@ cldm_ptx_status cldm_ptx_fix_spirv(const uint32_t *words, size_t num_words, uint
 
 /* Reads SPIR-V (host order) with LLVMSPIRVLib, OpenCL 1.2 built-in representation, into a
  * module of `ctx` (an opaque-pointer context). */
-cldm_ptx_status cldm_ptx_read_spirv(LLVMContextRef ctx, const uint32_t *words,
-                                    size_t num_words, LLVMModuleRef *out, cldm_ptx_log *log);
+cldm_ptx_status cldm_ptx_read_spirv(LLVMContextRef ctx, const uint32_t *words, size_t num_words,
+                                    LLVMModuleRef *out, cldm_ptx_log *log);
 
 /* ---- ptx_addrspace.cpp ---------------------------------------------------------------- */
 
@@ -122,16 +121,17 @@ int cldm_ptx_run_recoverable(void (*fn)(void *), void *arg);
 /* ---- ptx_codegen.c -------------------------------------------------------------------- */
 
 typedef struct cldm_ptx_codegen_opts {
-  const char *sm;   /* "sm_86" */
-  const char *isa;  /* "7.5" */
-  int optimize;     /* 0: -cl-opt-disable */
-  const void *libclc; size_t libclc_size;  /* nvptx64--nvidiacl.bc */
+  const char *sm;  /* "sm_86" */
+  const char *isa; /* "7.5" */
+  int optimize;    /* 0: -cl-opt-disable */
+  const void *libclc;
+  size_t libclc_size; /* nvptx64--nvidiacl.bc */
 } cldm_ptx_codegen_opts;
 
 /* The whole LLVM part: SPIR-V (checked, host order) -> PTX text (malloc'd). */
 cldm_ptx_status cldm_ptx_codegen(const uint32_t *words, size_t num_words,
-                                 const cldm_ptx_codegen_opts *opts, char **ptx,
-                                 size_t *ptx_size, cldm_ptx_log *log);
+                                 const cldm_ptx_codegen_opts *opts, char **ptx, size_t *ptx_size,
+                                 cldm_ptx_log *log);
 /* The embedded overrides (work-item functions, fences) as bitcode. */
 const unsigned char *cldm_ptx_overrides_bitcode(size_t *size);
 
@@ -143,19 +143,19 @@ const unsigned char *cldm_ptx_overrides_bitcode(size_t *size);
 cldm_ptx_status cldm_ptx_libclc_load(const void **data, size_t *size, char *identity,
                                      size_t identity_size, cldm_ptx_log *log);
 /* Only the identity (stat, no read). */
-cldm_ptx_status cldm_ptx_libclc_identity(char *identity, size_t identity_size,
-                                         cldm_ptx_log *log);
+cldm_ptx_status cldm_ptx_libclc_identity(char *identity, size_t identity_size, cldm_ptx_log *log);
 
 /* ---- ptx_cache.c ---------------------------------------------------------------------- */
 
-typedef struct cldm_ptx_key { uint8_t b[32]; } cldm_ptx_key;
+typedef struct cldm_ptx_key {
+  uint8_t b[32];
+} cldm_ptx_key;
 
 /* Looks the key up in memory, then in $CLDM_CACHE_DIR. On a hit returns 1 with a malloc'd
  * copy of the PTX in *ptx and where it came from in *from ("memory" / "disk"). */
 int cldm_ptx_cache_get(const cldm_ptx_key *key, char **ptx, size_t *size, const char **from);
 /* Stores a translation (memory, and disk when $CLDM_CACHE_DIR is set). */
-void cldm_ptx_cache_put(const cldm_ptx_key *key, const char *ptx, size_t size,
-                        cldm_ptx_log *log);
+void cldm_ptx_cache_put(const cldm_ptx_key *key, const char *ptx, size_t size, cldm_ptx_log *log);
 void cldm_ptx_cache_count_miss(void);
 void cldm_ptx_cache_stats_get(cldm_ptx_cache_stats *out);
 void cldm_ptx_cache_clear_all(void);

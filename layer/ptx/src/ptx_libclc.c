@@ -58,8 +58,9 @@ static cldm_ptx_status locate(char *path, size_t size, struct stat *st, cldm_ptx
   snprintf(path, size, "%s/%s", CLDM_PTX_LIBCLC_DEFAULT_DIR, LIBCLC_FILE);
   if (exists(path, st))
     return CLDM_PTX_OK;
-  cldm_ptx_log_printf(log, "libclc: %s not found next to libcldm-ptx.so nor in %s (install "
-                           "libclc-15 or set CLDM_LIBCLC_DIR)\n",
+  cldm_ptx_log_printf(log,
+                      "libclc: %s not found next to libcldm-ptx.so nor in %s (install "
+                      "libclc-15 or set CLDM_LIBCLC_DIR)\n",
                       LIBCLC_FILE, CLDM_PTX_LIBCLC_DEFAULT_DIR);
   return CLDM_PTX_E_LIBCLC;
 }
@@ -68,14 +69,12 @@ static long long mtime_ns(const struct stat *st) {
   return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
-cldm_ptx_status cldm_ptx_libclc_identity(char *identity, size_t identity_size,
-                                         cldm_ptx_log *log) {
+cldm_ptx_status cldm_ptx_libclc_identity(char *identity, size_t identity_size, cldm_ptx_log *log) {
   char path[4096];
   struct stat st;
   cldm_ptx_status s = locate(path, sizeof path, &st, log);
   if (!s)
-    snprintf(identity, identity_size, "%s:%lld:%lld", path, (long long)st.st_size,
-             mtime_ns(&st));
+    snprintf(identity, identity_size, "%s:%lld:%lld", path, (long long)st.st_size, mtime_ns(&st));
   return s;
 }
 
@@ -87,8 +86,7 @@ cldm_ptx_status cldm_ptx_libclc_load(const void **data, size_t *size, char *iden
   if (s)
     return s;
   if (identity)
-    snprintf(identity, identity_size, "%s:%lld:%lld", path, (long long)st.st_size,
-             mtime_ns(&st));
+    snprintf(identity, identity_size, "%s:%lld:%lld", path, (long long)st.st_size, mtime_ns(&st));
   if (loaded.data && !strcmp(loaded.path, path) && loaded.size == st.st_size &&
       loaded.mtime_ns == mtime_ns(&st)) {
     *data = loaded.data;
@@ -104,7 +102,7 @@ cldm_ptx_status cldm_ptx_libclc_load(const void **data, size_t *size, char *iden
   if (!buf || got != (size_t)st.st_size) {
     cldm_ptx_status why = st.st_size > 0 && !buf ? CLDM_PTX_E_NOMEM : CLDM_PTX_E_LIBCLC;
     cldm_ptx_log_printf(log, "libclc: cannot read %s: %s\n", path,
-                        st.st_size <= 0       ? "empty file"
+                        st.st_size <= 0           ? "empty file"
                         : why == CLDM_PTX_E_NOMEM ? "out of memory"
                                                   : strerror(e));
     free(buf);

@@ -61,9 +61,8 @@ extern "C" cldm_ptx_status cldm_ptx_read_spirv(LLVMContextRef ctx, const uint32_
     WriteBitcodeToFile(*owned, os);
   }
   LLVMContext &c = *reinterpret_cast<LLVMContext *>(ctx);
-  auto parsed = parseBitcodeFile(MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
-                                                 "spirv-module"),
-                                 c);
+  auto parsed = parseBitcodeFile(
+      MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()), "spirv-module"), c);
   if (!parsed) {
     std::string msg = toString(parsed.takeError());
     cldm_ptx_log_printf(log, "cannot re-read the translated module: %s\n", msg.c_str());

@@ -16,9 +16,14 @@
 
 #include "ptx_internal.h"
 
-enum { OP_TYPE_BOOL = SpvOpTypeBool, OP_TYPE_INT = SpvOpTypeInt, OP_TYPE_FLOAT = SpvOpTypeFloat,
-       OP_CONSTANT_FALSE = SpvOpConstantFalse, OP_CONSTANT = SpvOpConstant,
-       OP_CONSTANT_NULL = SpvOpConstantNull };
+enum {
+  OP_TYPE_BOOL = SpvOpTypeBool,
+  OP_TYPE_INT = SpvOpTypeInt,
+  OP_TYPE_FLOAT = SpvOpTypeFloat,
+  OP_CONSTANT_FALSE = SpvOpConstantFalse,
+  OP_CONSTANT = SpvOpConstant,
+  OP_CONSTANT_NULL = SpvOpConstantNull
+};
 
 static int dropped(uint32_t op) {
   return op == SpvOpNop || op == SpvOpSourceContinued || op == SpvOpNoLine;
@@ -46,7 +51,8 @@ cldm_ptx_status cldm_ptx_fix_spirv(const uint32_t *words, size_t num_words, uint
     uint32_t wc = words[i] >> 16, op = words[i] & 0xffffu;
     if (wc == 0)
       break; /* ruled out by the check; never loop */
-    if ((op == OP_TYPE_BOOL && wc >= 2) || ((op == OP_TYPE_INT || op == OP_TYPE_FLOAT) && wc >= 3)) {
+    if ((op == OP_TYPE_BOOL && wc >= 2) ||
+        ((op == OP_TYPE_INT || op == OP_TYPE_FLOAT) && wc >= 3)) {
       if (ns == cap) {
         scalar *t = realloc(types, 2 * cap * sizeof *types);
         if (!t)
@@ -120,8 +126,9 @@ cldm_ptx_status cldm_ptx_fix_spirv(const uint32_t *words, size_t num_words, uint
   *out = o;
   *out_words = k;
   if (nulls)
-    cldm_ptx_log_printf(log, "cldm-ptx: %zu scalar OpConstantNull rewritten as OpConstant for "
-                             "LLVMSPIRVLib\n",
+    cldm_ptx_log_printf(log,
+                        "cldm-ptx: %zu scalar OpConstantNull rewritten as OpConstant for "
+                        "LLVMSPIRVLib\n",
                         nulls);
   return CLDM_PTX_OK;
 nomem:

@@ -25,11 +25,11 @@
 
 typedef struct vctx {
   cldm_ptx_log *log;
-  uint8_t *forward;       /* per id: named by an OpTypeForwardPointer seen so far */
+  uint8_t *forward;          /* per id: named by an OpTypeForwardPointer seen so far */
   uint32_t fn_begin, fn_end; /* instruction range of the current function, if any */
   int in_function;
-  int skip_rest;          /* operands of a debug/foreign extended instruction */
-  int failed;             /* bad() logged a message */
+  int skip_rest; /* operands of a debug/foreign extended instruction */
+  int failed;    /* bad() logged a message */
 } vctx;
 
 static int is_type(uint32_t op) {
@@ -40,20 +40,27 @@ static int is_type(uint32_t op) {
 /* 1 if operand word `pos` of instruction `op` is a block label. */
 static int label_position(uint32_t op, uint32_t pos) {
   switch (op) {
-  case SpvOpBranch: case SpvOpSelectionMerge: return pos == 1;
-  case SpvOpLoopMerge: return pos == 1 || pos == 2;
-  case SpvOpBranchConditional: return pos == 2 || pos == 3;
-  case SpvOpSwitch: return pos >= 2; /* default, then the targets of (literal, label) pairs */
-  case SpvOpPhi: return pos >= 4 && pos % 2 == 0; /* (value, parent) pairs from word 3 */
-  default: return 0;
+  case SpvOpBranch:
+  case SpvOpSelectionMerge:
+    return pos == 1;
+  case SpvOpLoopMerge:
+    return pos == 1 || pos == 2;
+  case SpvOpBranchConditional:
+    return pos == 2 || pos == 3;
+  case SpvOpSwitch:
+    return pos >= 2; /* default, then the targets of (literal, label) pairs */
+  case SpvOpPhi:
+    return pos >= 4 && pos % 2 == 0; /* (value, parent) pairs from word 3 */
+  default:
+    return 0;
   }
 }
 
 static cldm_ptx_status bad(vctx *v, const cldm_spirv_module *m, uint32_t ii, uint32_t id,
                            const char *what) {
   v->failed = 1;
-  cldm_ptx_log_printf(v->log, "invalid SPIR-V: word %u: %s operand %%%u %s\n",
-                      m->inst[ii].off, cldm_spirv_opname(m->inst[ii].op), id, what);
+  cldm_ptx_log_printf(v->log, "invalid SPIR-V: word %u: %s operand %%%u %s\n", m->inst[ii].off,
+                      cldm_spirv_opname(m->inst[ii].op), id, what);
   return CLDM_PTX_E_MALFORMED;
 }
 
@@ -73,8 +80,9 @@ static cldm_spirv_status on_operand(void *ctx, const cldm_spirv_module *m, uint3
   } else if (!v->in_function) {
     int forward = op == SpvOpTypeForwardPointer && o->pos == 1;
     if (d >= ii && !forward && !v->forward[id])
-      st = bad(v, m, ii, id, "is defined later in the module (types and constants must be "
-                             "declared before use)");
+      st = bad(v, m, ii, id,
+               "is defined later in the module (types and constants must be "
+               "declared before use)");
     else if (forward || (d >= ii && v->forward[id]))
       ; /* a pointer type announced by OpTypeForwardPointer */
     else if (is_type(op) && !(op == SpvOpTypeArray && o->pos == 3) && !is_type(dop))
@@ -100,8 +108,9 @@ static cldm_spirv_status on_operand(void *ctx, const cldm_spirv_module *m, uint3
       st = bad(v, m, ii, id, "is a type, used as a value");
   } else if (dop == SpvOpFunction) {
     if (!(op == SpvOpFunctionCall && o->pos == 3))
-      st = bad(v, m, ii, id, "is a function, used as a value (function pointers are not "
-                             "supported)");
+      st = bad(v, m, ii, id,
+               "is a function, used as a value (function pointers are not "
+               "supported)");
   } else if (op == SpvOpFunctionCall && o->pos == 3) {
     st = bad(v, m, ii, id, "is called but is no function");
   } else if (!m->ids[id].type) {

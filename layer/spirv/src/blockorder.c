@@ -1,10 +1,12 @@
 /*
  * blockorder.c — reverse post-order of a function's blocks. SPIR-V requires every block to
- * appear after the blocks that dominate it; clang-15 -O2 + llvm-spirv-15 sometimes lays a
- * block out before its dominator (see /work/shared/FACTS.md). Reverse post-order from the
- * entry block satisfies the rule (a dominator is always finished later in a depth-first
- * search), so the allocator's functions are emitted in that order and validate whatever order
- * their producer chose. Unreachable blocks keep their relative order at the end.
+ * appear after the blocks that dominate it (SPIR-V spec 2.16.1, "the order of blocks in a
+ * function must satisfy the rule that blocks appear before all blocks they dominate");
+ * clang-15 -O2 + llvm-spirv-15 sometimes lay a block out before its dominator, which
+ * spirv-val rejects while pocl accepts such modules. Reverse post-order from the entry block
+ * satisfies the rule (a dominator is always finished later in a depth-first search), so the
+ * allocator's functions are emitted in that order and validate whatever order their producer
+ * chose. Unreachable blocks keep their relative order at the end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,40 +14,26 @@
 #include "internal.h"
 
 typedef struct block {
-  uint32_t label_ii, label_id;
+  uint32_t label_ii;
   uint32_t term_ii; /* last instruction of the block */
 } block;
 
-/* Index of the block whose label is `id` (binary search is not possible: ids are unordered,
- * so a small open-addressing map is used). */
-typedef struct idmap {
-  uint32_t *key, *val;
-  size_t cap;
-} idmap;
-
-static int map_init(idmap *mp, size_t n) {
-  mp->cap = 16;
-  while (mp->cap < n * 2)
-    mp->cap *= 2;
-  mp->key = calloc(mp->cap, sizeof *mp->key);
-  mp->val = calloc(mp->cap, sizeof *mp->val);
-  return mp->key && mp->val ? 0 : -1;
-}
-
-static void map_put(idmap *mp, uint32_t k, uint32_t v) {
-  size_t i = (k * 2654435761u) & (mp->cap - 1);
-  while (mp->key[i] && mp->key[i] != k)
-    i = (i + 1) & (mp->cap - 1);
-  mp->key[i] = k;
-  mp->val[i] = v;
-}
-
-static uint32_t map_get(const idmap *mp, uint32_t k) {
-  size_t i = (k * 2654435761u) & (mp->cap - 1);
-  while (mp->key[i]) {
-    if (mp->key[i] == k)
-      return mp->val[i];
-    i = (i + 1) & (mp->cap - 1);
+/* Index of the block whose label is `id`, CLDM_SPIRV_NONE if `id` labels no block of b[0..nb):
+ * the module's id table gives the defining instruction; b is in layout order, so sorted by
+ * label_ii, and a binary search finds it. */
+static uint32_t block_of(const cldm_spirv_module *m, const block *b, size_t nb, uint32_t id) {
+  if (id >= m->bound || !m->ids[id].def)
+    return CLDM_SPIRV_NONE;
+  uint32_t ii = m->ids[id].def - 1;
+  size_t lo = 0, hi = nb;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (b[mid].label_ii == ii)
+      return (uint32_t)mid;
+    if (b[mid].label_ii < ii)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return CLDM_SPIRV_NONE;
 }
@@ -85,8 +73,8 @@ static const uint32_t *successors(const cldm_spirv_module *m, uint32_t ii, uint3
   }
 }
 
-int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f,
-                          uint32_t *order, uint32_t *n) {
+int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f, uint32_t *order,
+                          uint32_t *n) {
   *n = 0;
   if (!f->body)
     return 0;
@@ -97,9 +85,8 @@ int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function 
   uint8_t *seen = calloc(nb, 1);
   uint32_t *stack = malloc(nb * sizeof *stack), *next = malloc(nb * sizeof *next);
   uint32_t *post = malloc(nb * sizeof *post);
-  idmap mp = {0};
   int rc = -1;
-  if (!b || !seen || !stack || !next || !post || map_init(&mp, nb))
+  if (!b || !seen || !stack || !next || !post)
     goto done;
   size_t k = 0;
   for (uint32_t ii = f->body; ii < f->end; ii++) {
@@ -107,10 +94,7 @@ int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function 
       continue;
     if (k)
       b[k - 1].term_ii = ii - 1;
-    b[k].label_ii = ii;
-    b[k].label_id = cldm_spirv_iw(m, ii)[1];
-    map_put(&mp, b[k].label_id, (uint32_t)k);
-    k++;
+    b[k++].label_ii = ii;
   }
   b[k - 1].term_ii = f->end - 1;
   /* iterative DFS; next[] counts successors visited (index 0 = switch default) */
@@ -128,9 +112,9 @@ int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function 
       continue;
     }
     uint32_t i = next[top - 1]++;
-    uint32_t label = extra != CLDM_SPIRV_NONE ? (i == 0 ? extra : succ[(i - 1) * stride])
-                                              : succ[i * stride];
-    uint32_t s = map_get(&mp, label);
+    uint32_t label =
+        extra != CLDM_SPIRV_NONE ? (i == 0 ? extra : succ[(i - 1) * stride]) : succ[i * stride];
+    uint32_t s = block_of(m, b, nb, label);
     if (s == CLDM_SPIRV_NONE || seen[s])
       continue;
     seen[s] = 1;
@@ -144,6 +128,6 @@ int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function 
       order[(*n)++] = b[i].label_ii;
   rc = 0;
 done:
-  free(b), free(seen), free(stack), free(next), free(post), free(mp.key), free(mp.val);
+  free(b), free(seen), free(stack), free(next), free(post);
   return rc;
 }

@@ -7,7 +7,7 @@
  * allocating functions whose address is taken (an indirect call could not pass the heap), and
  * entry points without a body. Functions declared without a body (Import linkage, other than
  * spec 2.2's malloc/free/...) are taken not to allocate: whether one defined in another module
- * does cannot be known here (spec 1.5 and issue 4: such links are not supported). All walks are
+ * does cannot be known here (spec 1.5 and spec section 5, issue 4: such links are not supported). All walks are
  * iterative: no recursion on module-sized data.
  */
 #include <stdio.h>
@@ -158,9 +158,8 @@ static cldm_spirv_status find_recursion(const cldm_spirv_module *m, const graph 
   return st;
 }
 
-cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m,
-                                             const cldm_spirv_detect *d, cldm_spirv_callgraph *cg,
-                                             cldm_spirv_error *err) {
+cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const cldm_spirv_detect *d,
+                                             cldm_spirv_callgraph *cg, cldm_spirv_error *err) {
   memset(cg, 0, sizeof *cg);
   for (uint32_t i = 0; i < m->nep; i++) {
     const cldm_spirv_function *f = &m->fn[m->ep[i].fn];

@@ -10,12 +10,18 @@
 
 const char *cldm_spirv_status_name(cldm_spirv_status status) {
   switch (status) {
-  case CLDM_SPIRV_OK: return "OK";
-  case CLDM_SPIRV_E_MALFORMED: return "E_MALFORMED";
-  case CLDM_SPIRV_E_INVALID: return "E_INVALID";
-  case CLDM_SPIRV_E_UNSUPPORTED: return "E_UNSUPPORTED";
-  case CLDM_SPIRV_E_ALLOCATOR: return "E_ALLOCATOR";
-  case CLDM_SPIRV_E_NOMEM: return "E_NOMEM";
+  case CLDM_SPIRV_OK:
+    return "OK";
+  case CLDM_SPIRV_E_MALFORMED:
+    return "E_MALFORMED";
+  case CLDM_SPIRV_E_INVALID:
+    return "E_INVALID";
+  case CLDM_SPIRV_E_UNSUPPORTED:
+    return "E_UNSUPPORTED";
+  case CLDM_SPIRV_E_ALLOCATOR:
+    return "E_ALLOCATOR";
+  case CLDM_SPIRV_E_NOMEM:
+    return "E_NOMEM";
   }
   return "E_UNKNOWN";
 }
@@ -39,24 +45,25 @@ cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status statu
   return status;
 }
 
+/* "word N: reason" becomes "word N: allocator module: reason", the form of
+ * cldm_spirv_fail_allocator_at, so every allocator message reads the same way. */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status) {
   if (status == CLDM_SPIRV_OK || status == CLDM_SPIRV_E_NOMEM)
     return status;
   if (err) {
-    static const char prefix[] = "allocator module: ";
-    size_t p = sizeof prefix - 1, len = strlen(err->message);
-    if (len > sizeof err->message - 1 - p)
-      len = sizeof err->message - 1 - p;
-    memmove(err->message + p, err->message, len);
-    memcpy(err->message, prefix, p);
-    err->message[p + len] = '\0';
-    err->status = CLDM_SPIRV_E_ALLOCATOR;
+    char head[32], reason[sizeof err->message];
+    const char *r = err->message;
+    int h = snprintf(head, sizeof head, "word %zu: ", err->word_offset);
+    if (h > 0 && (size_t)h < sizeof head && !strncmp(r, head, (size_t)h))
+      r += h;
+    snprintf(reason, sizeof reason, "%s", r);
+    cldm_spirv_fail(err, CLDM_SPIRV_E_ALLOCATOR, err->word_offset, "allocator module: %s", reason);
   }
   return CLDM_SPIRV_E_ALLOCATOR;
 }
 
-cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
-                                               const char *fmt, ...) {
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word, const char *fmt,
+                                               ...) {
   char msg[200];
   va_list ap;
   va_start(ap, fmt);
@@ -71,9 +78,4 @@ void cldm_spirv_error_clear(cldm_spirv_error *err) {
     err->word_offset = 0;
     err->message[0] = '\0';
   }
-}
-
-const char *cldm_spirv_opname(uint32_t opcode) {
-  const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(opcode);
-  return d ? d->name : "Op<unknown>";
 }

@@ -3,8 +3,7 @@
  * private/local/global and generic, and to_global/to_local (the backend's overrides). */
 static void store4(int *p, int4 v) { vstore4(v, 0, p); }
 
-kernel void generic_ptrs(global float *out, global int *o2, local int *l)
-{
+kernel void generic_ptrs(global float *out, global int *o2, local int *l) {
   float ip;
   float f = fract(out[0], &ip);
   out[1] = f + ip;

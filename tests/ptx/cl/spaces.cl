@@ -4,8 +4,7 @@
  * is re-mangled U3AS2 -> U3AS4 to match libclc), and the three fences (all membar.gl). */
 constant int table[4] = {1, 2, 3, 4};
 
-kernel void spaces(global int *out, constant int *c, local int *l, int n)
-{
+kernel void spaces(global int *out, constant int *c, local int *l, int n) {
   local int tile[64];
   size_t i = get_global_id(0), li = get_local_id(0);
   tile[li % 64] = c[i % 4] + table[(i + (size_t)n) % 4];

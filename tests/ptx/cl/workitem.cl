@@ -1,8 +1,7 @@
 /* workitem.cl — every work-item function, for each dimension, and once with a dimension known
  * only at run time: the PTX must read NVIDIA's environment registers for offsets, split grids
  * and group counts (the backend's overrides), never libclc's plain ctaid/nctaid forms. */
-kernel void workitem(global ulong *out, uint d)
-{
+kernel void workitem(global ulong *out, uint d) {
   for (uint k = 0; k < 3; k++) {
     out[0 + k] = get_global_id(k);
     out[3 + k] = get_global_offset(k);

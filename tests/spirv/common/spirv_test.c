@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "spirv_test.h"
+#include "cldm_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,22 +25,6 @@ static void write_all(const char *path, const void *data, size_t size) {
   assert_non_null(f);
   assert_int_equal(fwrite(data, 1, size, f), size);
   fclose(f);
-}
-
-static void *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *buf = malloc((size_t)n + 1);
-  assert_non_null(buf);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  buf[n] = '\0';
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
 }
 
 /* Runs cmd, returns its exit status; output (stdout+stderr) into *out if out != NULL. */
@@ -70,7 +55,7 @@ static int run(const char *cmd, char **out) {
 void *st_data(const char *name, size_t *size) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", CLDM_TEST_SPIRV_DATA, name);
-  void *d = read_all(path, size);
+  void *d = cldm_file_read(path, size);
   if (!d)
     fail_msg("test data %s missing (built by tests/spirv/CMakeLists.txt)", path);
   return d;
@@ -90,7 +75,8 @@ uint32_t *st_asm(const char *text, size_t *size) {
   if (run(cmd, &msg))
     fail_msg("spirv-as failed: %s\n%s", msg, text);
   free(msg);
-  uint32_t *w = read_all(outp, size);
+  uint32_t *w = cldm_file_read(outp, size);
+  assert_non_null(w);
   unlink(in), unlink(outp), free(in), free(outp);
   return w;
 }
@@ -186,8 +172,7 @@ st_listing *st_dis(const void *bytes, size_t size) {
   char *p = tmp_path(".spv");
   write_all(p, bytes, size);
   char cmd[1024], *out;
-  snprintf(cmd, sizeof cmd, "%s --raw-id --no-indent --no-header --no-color %s", CLDM_SPIRV_DIS,
-           p);
+  snprintf(cmd, sizeof cmd, "%s --raw-id --no-indent --no-header --no-color %s", CLDM_SPIRV_DIS, p);
   if (run(cmd, &out))
     fail_msg("spirv-dis failed: %s", out);
   unlink(p), free(p);

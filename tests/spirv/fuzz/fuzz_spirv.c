@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cldm_file.h"
 #include "cldm_spirv.h"
 #include "cldm_spirv_dis.h"
 
@@ -20,19 +21,13 @@ static cldm_spirv_allocator allocator;
 static FILE *devnull;
 
 static uint32_t *load(const char *path, size_t *words) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "fuzz_spirv: cannot open allocator %s\n", path);
+  size_t size;
+  uint32_t *w = cldm_file_read(path, &size);
+  if (!w) {
+    fprintf(stderr, "fuzz_spirv: cannot read allocator %s\n", path);
     exit(1);
   }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  uint32_t *w = malloc((size_t)n);
-  if (!w || fread(w, 1, (size_t)n, f) != (size_t)n)
-    exit(1);
-  fclose(f);
-  *words = (size_t)n / 4;
+  *words = size / 4;
   return w;
 }
 

@@ -1,0 +1,129 @@
+/*
+ * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
+ * class and with mixed sizes; capacity comes back after the frees.
+ * Fixture, environment and skip rules: alloc_fixture.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_fixture.h"
+
+/* Fills a heap with one class until malloc returns NULL; returns the allocations made. */
+static size_t fill_class(const cldm_dtest_heap *heap, uint32_t size, size_t requests,
+                         uint64_t *offs, uint32_t *sizes) {
+  for (size_t i = 0; i < requests; i++)
+    sizes[i] = size;
+  run_malloc(heap, sizes, offs, requests, 1);
+  size_t got = check_disjoint(heap, offs, sizes, requests);
+  assert_int_equal(run_check_free(heap, sizes, offs, requests, 0), 0);
+  return got;
+}
+
+/* For every size class: fill a 1 MiB heap to exhaustion (NULLs returned, counted as failures),
+ * measure utilisation, free everything, fill again (same count: no capacity lost). Classes up
+ * to 4 KiB must use at least 95 % of the usable heap. Also 16 B, 256 B, 4 KiB in 8 MiB. */
+static void test_exhaustion_per_class(void **state) {
+  (void)state;
+  require_module();
+  static const uint64_t heaps[] = {1u << 20, 8u << 20};
+  printf("utilisation by class (requests of exactly the class size), %s:\n", g_module);
+  printf("  %-8s %-8s %10s %10s %12s %12s\n", "heap", "class", "allocs", "expected", "of usable",
+         "of buffer");
+  for (size_t hi = 0; hi < 2; hi++) {
+    cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, heaps[hi]);
+    uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint32_t size = cldm_class_bytes(c);
+      if (hi == 1 && size != 16 && size != 256 && size != 4096)
+        continue;
+      size_t cap = (size_t)pages * cldm_class_slots(c);
+      size_t requests = cap + cap / 16 + 32;
+      uint64_t *offs = malloc(requests * 8);
+      uint32_t *sizes = malloc(requests * 4);
+      uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+      size_t got = fill_class(&heap, size, requests, offs, sizes);
+      /* NULL only when full: every slot of every page was handed out */
+      assert_int_equal(got, cap);
+      assert_stats(&heap, (uint64_t)got * size, got, failed0 + (requests - got), 0);
+      double of_usable = 100.0 * (double)got * size / (double)heap.usable_bytes;
+      double of_buffer = 100.0 * (double)got * size / (double)heap.buffer_bytes;
+      printf("  %-8llu %-8u %10zu %10zu %11.2f%% %11.2f%%\n", (unsigned long long)(heaps[hi] >> 20),
+             size, got, cap, of_usable, of_buffer);
+      if (size <= 4096)
+        assert_true(of_usable >= 95.0);
+      run_free_offs(&heap, offs, requests); /* NULL offsets: free(NULL) */
+      assert_stats(&heap, 0, 0, failed0 + (requests - got), 0);
+      size_t again = fill_class(&heap, size, requests, offs, sizes);
+      assert_int_equal(again, cap);
+      run_free_offs(&heap, offs, requests);
+      assert_stats(&heap, 0, 0, failed0 + 2 * (requests - got), 0);
+      free(offs);
+      free(sizes);
+    }
+    assert_whole_heap_free(&heap);
+    cldm_dtest_heap_release(&heap);
+  }
+}
+
+/* Mixed sizes (with large ones) until the heap is exhausted; then every byte must be usable
+ * again after the frees (whole-heap allocation, then a full 16-byte fill). */
+static void test_exhaustion_mixed(void **state) {
+  (void)state;
+  require_module();
+  enum { N = 1 << 13 };
+  uint32_t *sizes = malloc(N * 4);
+  uint64_t *offs = malloc(N * 8);
+  uint32_t zero = 0;
+  cldm_dtest_heap heap =
+      cldm_dtest_heap_create(&g_env, 4u << 20); /* far less than N requests need */
+  cl_mem bs = cldm_dtest_buffer(&g_env, N * 4, NULL), bo = cldm_dtest_buffer(&g_env, N * 8, NULL);
+  cl_mem bn = cldm_dtest_buffer(&g_env, 4, &zero);
+  cl_uint seed = 99, large_one_in = 16;
+  cldm_dtest_args(g_k[K_RANDOM_ALLOC], sizeof(cl_mem), &heap.buf, sizeof seed, &seed,
+                  sizeof large_one_in, &large_one_in, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
+                  sizeof(cl_mem), &bn, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_RANDOM_ALLOC], N);
+  cldm_dtest_read(&g_env, bs, N * 4, sizes);
+  cldm_dtest_read(&g_env, bo, N * 8, offs);
+  uint32_t nulls = cldm_dtest_read_u32(&g_env, bn);
+  assert_true(nulls > 0);
+  size_t got = check_disjoint(&heap, offs, sizes, N);
+  assert_int_equal(got + nulls, N);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < N; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF)
+      bytes += expected_bytes(sizes[i]);
+  assert_stats(&heap, bytes, got, nulls, 0);
+  printf("mixed sizes: %zu of %d requests fit, %.1f %% of the usable heap in use\n", got, N,
+         100.0 * (double)bytes / (double)heap.usable_bytes);
+  assert_int_equal(run_check_free(&heap, sizes, offs, N, 1), 0);
+  assert_stats(&heap, 0, 0, nulls, 0);
+  assert_whole_heap_free(&heap);
+  /* and the whole heap in 16-byte slots */
+  size_t cap = heap.usable_bytes / 16, requests = cap + 100;
+  uint64_t *o2 = malloc(requests * 8);
+  uint32_t *s2 = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 16, requests, o2, s2), cap);
+  run_free_offs(&heap, o2, requests);
+  assert_stats(&heap, 0, 0, nulls + 100, 0);
+  free(o2);
+  free(s2);
+  clReleaseMemObject(bs);
+  clReleaseMemObject(bo);
+  clReleaseMemObject(bn);
+  cldm_dtest_heap_release(&heap);
+  free(sizes);
+  free(offs);
+}
+
+int main(int argc, char **argv) {
+  int rc = alloc_fixture_args(argc, argv);
+  if (rc)
+    return rc;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exhaustion_per_class),
+      cmocka_unit_test(test_exhaustion_mixed),
+  };
+  return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
+}
