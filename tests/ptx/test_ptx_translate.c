@@ -445,6 +445,56 @@ static void test_undefined_function(void **state) {
   expect_refused(CLDM_TEST_E2E_KERNELS, "link_main_plain.spv", 0, CLDM_PTX_E_LINK, "twice");
 }
 
+/* Modules translated together (clLinkProgram on the PTX route): an import of one module is
+ * resolved by another's export, each lowered module's own allocator stays private to it, every
+ * kernel of every module becomes an entry; a kernel defined twice fails to link. */
+static void test_linked_modules(void **state) {
+  (void)state;
+  module lib, plain, alloc;
+  load_module(&lib, CLDM_TEST_E2E_KERNELS, "link_lib.spv", 0);
+  load_module(&plain, CLDM_TEST_E2E_KERNELS, "link_main_plain.spv", 0);
+  load_module(&alloc, CLDM_TEST_E2E_KERNELS, "alloc_basic.spv", 0);
+  const void *spv[3] = {plain.spv, lib.spv, alloc.spv};
+  size_t sizes[3] = {plain.size, lib.size, alloc.size};
+  char *ptx = NULL, *log = NULL;
+  size_t n = 0;
+  cldm_ptx_status st = api->translate_linked(spv, sizes, 3, &h200, &ptx, &n, &log);
+  if (st != CLDM_PTX_OK)
+    fail_msg("linked: %s\n%s", api->status_name(st), log ? log : "(no log)");
+  assert_non_null(strstr(log, "3 modules linked"));
+  api->free_result(log);
+  assert_int_equal(strlen(ptx), n);
+  char last[128];
+  assert_true(entry_params(ptx, "use_twice", last, sizeof last) >= 1);
+  assert_int_equal(entry_params(ptx, "lib_fill", last, sizeof last), 2); /* out + heap */
+  for (size_t k = 0; k < alloc.report.num_kernels; k++)
+    if (!strstr(ptx, alloc.report.kernels[k].name))
+      fail_msg("kernel %s of the third module is missing", alloc.report.kernels[k].name);
+  assemble(ptx, "sm_86", "linked modules");
+  /* the same list again comes from the cache; a different order is another translation */
+  char *again = NULL;
+  cldm_ptx_cache_stats before, after;
+  api->cache_stats(&before);
+  assert_int_equal(api->translate_linked(spv, sizes, 3, &h200, &again, &n, NULL), CLDM_PTX_OK);
+  api->cache_stats(&after);
+  assert_int_equal(after.memory_hits, before.memory_hits + 1);
+  assert_string_equal(again, ptx);
+  api->free_result(again);
+  api->free_result(ptx);
+  /* one module alone still lacks `twice`; the same kernels twice do not link */
+  const void *dup[2] = {alloc.spv, alloc.spv};
+  size_t dup_sizes[2] = {alloc.size, alloc.size};
+  ptx = (char *)1;
+  st = api->translate_linked(dup, dup_sizes, 2, &h200, &ptx, &n, &log);
+  assert_int_equal(st, CLDM_PTX_E_LINK);
+  assert_null(ptx);
+  assert_non_null(strstr(log, "cannot link module 2"));
+  api->free_result(log);
+  free_module(&lib);
+  free_module(&plain);
+  free_module(&alloc);
+}
+
 /* ---- malformed input ---------------------------------------------------------------------- */
 
 static uint32_t lcg(uint32_t *s) {
@@ -813,6 +863,7 @@ int main(void) {
       cmocka_unit_test(test_physical32_refused),
       cmocka_unit_test(test_not_lowered_refused),
       cmocka_unit_test(test_undefined_function),
+      cmocka_unit_test(test_linked_modules),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_truncated),

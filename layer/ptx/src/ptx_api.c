@@ -75,7 +75,7 @@ static void digest_overrides(void) {
   cldm_ptx_sha256_final(&s, overrides_digest);
 }
 
-static void make_key(cldm_ptx_key *key, const uint32_t *words, size_t num_words,
+static void make_key(cldm_ptx_key *key, uint32_t *const *words, const size_t *num_words, size_t n,
                      const char *libclc_identity, const char *sm, const char *isa, int optimize) {
   pthread_once(&digest_once, digest_overrides);
   cldm_ptx_sha256 s;
@@ -85,7 +85,18 @@ static void make_key(cldm_ptx_key *key, const uint32_t *words, size_t num_words,
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     cldm_ptx_sha256_update(&s, parts[i], strlen(parts[i]) + 1);
   cldm_ptx_sha256_update(&s, overrides_digest, sizeof overrides_digest);
-  cldm_ptx_sha256_update(&s, words, num_words * 4);
+  if (n > 1) { /* a link: every module, each with its length (one module keeps its old key) */
+    uint64_t count = n;
+    cldm_ptx_sha256_update(&s, "linked", 7);
+    cldm_ptx_sha256_update(&s, &count, sizeof count);
+  }
+  for (size_t m = 0; m < n; m++) {
+    if (n > 1) {
+      uint64_t len = num_words[m];
+      cldm_ptx_sha256_update(&s, &len, sizeof len);
+    }
+    cldm_ptx_sha256_update(&s, words[m], num_words[m] * 4);
+  }
   cldm_ptx_sha256_final(&s, key->b);
 }
 
@@ -95,46 +106,72 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_target *target,
-                                 char **ptx, size_t *ptx_size, char **log_out) {
+/* One input module into host byte order (malloc'd copy in *out). */
+static cldm_ptx_status load_words(const void *spirv, size_t size, size_t index, size_t n,
+                                  uint32_t **out, size_t *num_words, cldm_ptx_log *log) {
+  char which[64] = "";
+  if (n > 1)
+    snprintf(which, sizeof which, " (module %zu of %zu)", index + 1, n);
+  *out = NULL;
+  if (!spirv) {
+    cldm_ptx_log_printf(log, "invalid arguments: module%s is NULL\n", which);
+    return CLDM_PTX_E_INVALID_ARG;
+  }
+  if (size < 20 || size % 4) {
+    cldm_ptx_log_printf(log,
+                        "malformed SPIR-V%s: %zu bytes (a module is a whole number of "
+                        "32-bit words, at least the 5-word header)\n",
+                        which, size);
+    return CLDM_PTX_E_MALFORMED;
+  }
+  size_t nw = size / 4;
+  uint32_t *words = malloc(size);
+  if (!words)
+    return CLDM_PTX_E_NOMEM;
+  memcpy(words, spirv, size);
+  if (words[0] == SPIRV_MAGIC_SWAPPED) {
+    for (size_t i = 0; i < nw; i++)
+      words[i] = __builtin_bswap32(words[i]);
+  } else if (words[0] != SPIRV_MAGIC) {
+    cldm_ptx_log_printf(log, "malformed SPIR-V%s: magic number 0x%08x\n", which, words[0]);
+    free(words);
+    return CLDM_PTX_E_MALFORMED;
+  }
+  *out = words;
+  *num_words = nw;
+  return CLDM_PTX_OK;
+}
+
+/* Translates `n` modules linked together (one for translate). */
+static cldm_ptx_status translate_modules(const void *const *spirv, const size_t *sizes, size_t n,
+                                         const cldm_ptx_target *target, char **ptx,
+                                         size_t *ptx_size, char **log_out) {
   cldm_ptx_log log = {0};
   cldm_ptx_status st = CLDM_PTX_OK;
-  uint32_t *words = NULL;
+  uint32_t **words = NULL;
+  size_t *num_words = NULL;
   if (ptx)
     *ptx = NULL;
   if (ptx_size)
     *ptx_size = 0;
   if (log_out)
     *log_out = NULL;
-  if (!spirv || !target || !ptx || !ptx_size) {
+  if (!spirv || !sizes || !n || !target || !ptx || !ptx_size) {
     cldm_ptx_log_printf(&log, "invalid arguments: spirv, target, ptx and ptx_size must not "
-                              "be NULL\n");
+                              "be NULL, and there must be a module\n");
     st = CLDM_PTX_E_INVALID_ARG;
     goto done;
   }
-  if (size < 20 || size % 4) {
-    cldm_ptx_log_printf(&log,
-                        "malformed SPIR-V: %zu bytes (a module is a whole number of "
-                        "32-bit words, at least the 5-word header)\n",
-                        size);
-    st = CLDM_PTX_E_MALFORMED;
-    goto done;
-  }
-  size_t n = size / 4;
-  words = malloc(size);
-  if (!words) {
+  words = calloc(n, sizeof *words);
+  num_words = calloc(n, sizeof *num_words);
+  if (!words || !num_words) {
     st = CLDM_PTX_E_NOMEM;
     goto done;
   }
-  memcpy(words, spirv, size);
-  if (words[0] == SPIRV_MAGIC_SWAPPED) {
-    for (size_t i = 0; i < n; i++)
-      words[i] = __builtin_bswap32(words[i]);
-  } else if (words[0] != SPIRV_MAGIC) {
-    cldm_ptx_log_printf(&log, "malformed SPIR-V: magic number 0x%08x\n", words[0]);
-    st = CLDM_PTX_E_MALFORMED;
+  for (size_t m = 0; m < n && !st; m++)
+    st = load_words(spirv[m], sizes[m], m, n, &words[m], &num_words[m], &log);
+  if (st)
     goto done;
-  }
 
   char sm[16], isa[16], libclc_id[4200];
   target_for(target->cc_major, target->cc_minor, sm, isa);
@@ -142,36 +179,39 @@ static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_
   cldm_ptx_log_printf(&log, "cldm-ptx: %s, PTX ISA %s (compute capability %u.%u), %s\n", sm, isa,
                       target->cc_major, target->cc_minor,
                       optimize ? "optimised (O2)" : "not optimised (-cl-opt-disable)");
+  if (n > 1)
+    cldm_ptx_log_printf(&log, "cldm-ptx: %zu modules linked\n", n);
   st = cldm_ptx_libclc_identity(libclc_id, sizeof libclc_id, &log);
   if (st)
     goto done;
   cldm_ptx_key key;
-  make_key(&key, words, n, libclc_id, sm, isa, optimize);
+  make_key(&key, words, num_words, n, libclc_id, sm, isa, optimize);
   const char *from;
   if (cldm_ptx_cache_get(&key, ptx, ptx_size, &from)) {
     cldm_ptx_log_printf(&log, "cldm-ptx: cached translation (%s)\n", from);
     goto done;
   }
   cldm_ptx_cache_count_miss();
-  st = cldm_ptx_check_spirv(words, n, &log);
-  if (st)
-    goto done;
-  uint32_t *fixed;
-  size_t nfixed;
-  st = cldm_ptx_fix_spirv(words, n, &fixed, &nfixed, &log);
-  if (st)
-    goto done;
-  if (fixed) {
-    free(words);
-    words = fixed;
-    n = nfixed;
+  for (size_t m = 0; m < n && !st; m++) {
+    st = cldm_ptx_check_spirv(words[m], num_words[m], &log);
+    uint32_t *fixed = NULL;
+    size_t nfixed;
+    if (!st)
+      st = cldm_ptx_fix_spirv(words[m], num_words[m], &fixed, &nfixed, &log);
+    if (!st && fixed) {
+      free(words[m]);
+      words[m] = fixed;
+      num_words[m] = nfixed;
+    }
   }
+  if (st)
+    goto done;
   double t0 = now_ms();
   pthread_mutex_lock(&translate_lock);
   cldm_ptx_codegen_opts o = {sm, isa, optimize, NULL, 0};
   st = cldm_ptx_libclc_load(&o.libclc, &o.libclc_size, NULL, 0, &log);
   if (!st)
-    st = cldm_ptx_codegen(words, n, &o, ptx, ptx_size, &log);
+    st = cldm_ptx_codegen((const uint32_t *const *)words, num_words, n, &o, ptx, ptx_size, &log);
   pthread_mutex_unlock(&translate_lock);
   if (!st) {
     cldm_ptx_log_printf(&log, "cldm-ptx: translated in %.0f ms, %zu bytes of PTX\n", now_ms() - t0,
@@ -179,7 +219,10 @@ static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_
     cldm_ptx_cache_put(&key, *ptx, *ptx_size, &log);
   }
 done:
+  for (size_t m = 0; words && m < n; m++)
+    free(words[m]);
   free(words);
+  free(num_words);
   if (st && ptx && *ptx) {
     free(*ptx);
     *ptx = NULL;
@@ -194,6 +237,11 @@ done:
   else
     cldm_ptx_log_free(&log);
   return st;
+}
+
+static cldm_ptx_status translate(const void *spirv, size_t size, const cldm_ptx_target *target,
+                                 char **ptx, size_t *ptx_size, char **log_out) {
+  return translate_modules(&spirv, &size, 1, target, ptx, ptx_size, log_out);
 }
 
 static void free_result(void *p) { free(p); }
@@ -232,6 +280,7 @@ static const cldm_ptx_api api = {
     .target_for = target_for,
     .cache_stats = cldm_ptx_cache_stats_get,
     .cache_clear = cldm_ptx_cache_clear_all,
+    .translate_linked = translate_modules,
 };
 
 __attribute__((visibility("default"))) const cldm_ptx_api *cldm_ptx_get_api(uint32_t version) {

@@ -24,6 +24,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -300,8 +301,9 @@ static cldm_ptx_status optimise_and_emit(LLVMModuleRef m, const cldm_ptx_codegen
 }
 
 typedef struct job {
-  const uint32_t *words;
-  size_t num_words;
+  const uint32_t *const *words;
+  const size_t *num_words;
+  size_t num_modules;
   const cldm_ptx_codegen_opts *opts;
   cldm_ptx_log *log;
   const char *stage; /* what runs now, for the message if it aborts */
@@ -321,19 +323,39 @@ static void run_job(void *arg) {
   unsigned nkernels = 0;
   size_t ovr_size;
   const unsigned char *ovr = cldm_ptx_overrides_bitcode(&ovr_size);
-  j->stage = "LLVMSPIRVLib reading the module";
-  cldm_ptx_status st = cldm_ptx_read_spirv(ctx, j->words, j->num_words, &m, log);
-  j->stage = "retargeting to NVPTX";
-  if (!st)
-    st = cldm_ptx_remap_address_spaces(m, log);
-  if (!st && cldm_ptx_split_called_kernels(m))
-    cldm_ptx_log_printf(log, "cldm-ptx: kernels called by other code got callable copies\n");
-  if (!st)
-    st = retarget(m, log, &nkernels);
-  if (!st)
-    st = check_atomics(m, 1, log);
-  if (!st)
-    st = rename_builtins(m, log);
+  cldm_ptx_status st = CLDM_PTX_OK;
+  for (size_t i = 0; i < j->num_modules && !st; i++) {
+    LLVMModuleRef mi = NULL;
+    unsigned ki = 0;
+    j->stage = "LLVMSPIRVLib reading the module";
+    st = cldm_ptx_read_spirv(ctx, j->words[i], j->num_words[i], &mi, log);
+    j->stage = "retargeting to NVPTX";
+    if (!st)
+      st = cldm_ptx_remap_address_spaces(mi, log);
+    if (!st && cldm_ptx_split_called_kernels(mi))
+      cldm_ptx_log_printf(log, "cldm-ptx: kernels called by other code got callable copies\n");
+    if (!st)
+      st = retarget(mi, log, &ki);
+    if (!st)
+      st = check_atomics(mi, 1, log);
+    if (!st)
+      st = rename_builtins(mi, log);
+    nkernels += ki;
+    j->stage = "linking the modules";
+    if (!m) {
+      m = mi;
+    } else if (mi && !st) {
+      if (LLVMLinkModules2(m, mi)) { /* consumes mi; diagnostics went to the log */
+        cldm_ptx_log_printf(log,
+                            "cannot link module %zu with the modules before it (a function "
+                            "or kernel defined twice, or with other types)\n",
+                            i + 1);
+        st = CLDM_PTX_E_LINK;
+      }
+    } else if (mi) {
+      LLVMDisposeModule(mi);
+    }
+  }
   j->stage = "linking";
   if (!st)
     st = link_bitcode(ctx, m, ovr, ovr_size, 0, "the work-item function overrides", CLDM_PTX_E_LINK,
@@ -359,10 +381,10 @@ static void run_job(void *arg) {
   j->status = st;
 }
 
-cldm_ptx_status cldm_ptx_codegen(const uint32_t *words, size_t num_words,
+cldm_ptx_status cldm_ptx_codegen(const uint32_t *const *words, const size_t *num_words, size_t n,
                                  const cldm_ptx_codegen_opts *opts, char **ptx, size_t *ptx_size,
                                  cldm_ptx_log *log) {
-  job j = {words, num_words, opts, log, "starting", NULL, 0, CLDM_PTX_E_TRANSLATE};
+  job j = {words, num_words, n, opts, log, "starting", NULL, 0, CLDM_PTX_E_TRANSLATE};
   if (cldm_ptx_run_recoverable(run_job, &j)) {
     cldm_ptx_log_printf(log,
                         "LLVM aborted during %s (an assertion or fatal error; its message "

@@ -128,8 +128,10 @@ typedef struct cldm_ptx_codegen_opts {
   size_t libclc_size; /* nvptx64--nvidiacl.bc */
 } cldm_ptx_codegen_opts;
 
-/* The whole LLVM part: SPIR-V (checked, host order) -> PTX text (malloc'd). */
-cldm_ptx_status cldm_ptx_codegen(const uint32_t *words, size_t num_words,
+/* The whole LLVM part: `n` SPIR-V modules (checked, host order) -> PTX text (malloc'd). Several
+ * modules are linked into one (functions without SPIR-V linkage stay private to their module,
+ * as LLVMSPIRVLib makes them internal; an import is resolved by another module's export). */
+cldm_ptx_status cldm_ptx_codegen(const uint32_t *const *words, const size_t *num_words, size_t n,
                                  const cldm_ptx_codegen_opts *opts, char **ptx, size_t *ptx_size,
                                  cldm_ptx_log *log);
 /* The embedded overrides (work-item functions, fences) as bitcode. */
