@@ -154,7 +154,8 @@ int cldm_ptx_available(void);
  * (one, or several linked together; lowered where they allocate), translated to PTX once per
  * compute capability and created with clCreateProgramWithBinary. If the backend cannot
  * translate them, the program is made from an empty PTX module and *build_log (malloc'd)
- * says why: the caller makes its build fail with that log. NULL and *errcode_ret on errors
+ * says why: the caller makes its build fail with that log. With no modules, the program is
+ * made from the empty PTX module without a log. NULL and *errcode_ret on errors
  * that leave no program (*build_log then NULL). */
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
                                    const cl_device_id *devices, const void *const *modules,
@@ -251,7 +252,10 @@ typedef struct cldm_program {
   int ptx;
   void *module; /* the SPIR-V the PTX came from (lowered); NULL for linked programs */
   size_t module_size;
-  char *build_log; /* non-NULL: the translation failed; builds fail with this log */
+  char *build_log; /* non-NULL: no PTX of its own (translation failed, or link_only);
+                      builds fail with this log */
+  int link_only;   /* the module imports functions of other modules: it is translated only
+                      together with them, by clLinkProgram */
   int compiled;    /* clCompileProgram succeeded (the PTX route has nothing to compile) */
 } cldm_program;
 

@@ -23,10 +23,11 @@
 
 /* The translation failure of a PTX-route program (malloc'd copy), NULL if none or not ours.
  * *ptx is 1 for PTX-route programs. */
-static char *cldm_build_ptx_state(cl_program program, int *ptx) {
+static char *cldm_build_ptx_state(cl_program program, int *ptx, int *link_only) {
   cldm_program_lock();
   const cldm_program *p = cldm_program_find(program);
   *ptx = p && p->ptx;
+  *link_only = *ptx && p->link_only;
   char *log = *ptx && p->build_log ? strdup(p->build_log) : NULL;
   cldm_program_unlock();
   return log;
@@ -74,12 +75,14 @@ cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
                                        const cl_device_id *device_list, const char *options,
                                        void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                        void *user_data) {
-  int ptx = 0;
-  char *log = cldm_build_ptx_state(program, &ptx);
+  int ptx = 0, link_only = 0;
+  char *log = cldm_build_ptx_state(program, &ptx, &link_only);
   if (!ptx)
     return cldm_next->clBuildProgram(program, num_devices, device_list, options, pfn_notify,
                                      user_data);
   if (log) {
+    if (link_only)
+      cldm_log(CLDM_LOG_ERROR, "clBuildProgram: %s", log);
     free(log);
     if (pfn_notify)
       pfn_notify(program, user_data);
@@ -100,12 +103,16 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
                                          const char **header_include_names,
                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                          void *user_data) {
-  int ptx = 0;
-  char *log = cldm_build_ptx_state(program, &ptx);
+  int ptx = 0, link_only = 0;
+  char *log = cldm_build_ptx_state(program, &ptx, &link_only);
   if (!ptx)
     return cldm_next->clCompileProgram(program, num_devices, device_list, options,
                                        num_input_headers, input_headers, header_include_names,
                                        pfn_notify, user_data);
+  if (link_only) { /* compiled means: ready to be linked with what it imports */
+    free(log);
+    log = NULL;
+  }
   if (!log) {
     cldm_program_lock();
     cldm_program *p = cldm_program_find(program);
@@ -123,8 +130,8 @@ cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id d
                                               cl_program_build_info name, size_t size, void *value,
                                               size_t *size_ret) {
   if (name == CL_PROGRAM_BUILD_STATUS || name == CL_PROGRAM_BUILD_LOG) {
-    int ptx = 0;
-    char *log = cldm_build_ptx_state(program, &ptx);
+    int ptx = 0, link_only = 0;
+    char *log = cldm_build_ptx_state(program, &ptx, &link_only);
     if (log) {
       cl_build_status failed = CL_BUILD_ERROR;
       cl_int err = name == CL_PROGRAM_BUILD_LOG
@@ -252,7 +259,7 @@ static cl_program cldm_build_link_ptx(cl_context context, cl_uint num_devices,
   cldm_program_lock();
   for (cl_uint i = 0; i < num_inputs && err == CL_SUCCESS; i++) {
     const cldm_program *p = cldm_program_find(inputs[i]);
-    if (!p || !p->ptx || !p->module || p->build_log)
+    if (!p || !p->ptx || !p->module || (p->build_log && !p->link_only))
       err = CL_INVALID_OPERATION; /* linked programs and failed translations cannot be inputs */
     else if (!(modules[i] = malloc(p->module_size)))
       err = CL_OUT_OF_HOST_MEMORY;

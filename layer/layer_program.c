@@ -191,6 +191,24 @@ static void cldm_program_dump(const void *words, size_t size) {
     fclose(f);
 }
 
+/* The build log of a PTX-route module that imports functions (malloc'd, NULL if no memory). */
+static char *cldm_program_link_only_log(const cldm_spirv_report *r) {
+  size_t len = 256;
+  for (size_t i = 0; i < r->num_imports; i++)
+    len += strlen(r->imports[i]) + 2;
+  char *log = malloc(len);
+  if (!log)
+    return NULL;
+  int n = snprintf(log, len, "the module calls functions it does not define (");
+  for (size_t i = 0; i < r->num_imports && n > 0 && (size_t)n < len; i++)
+    n += snprintf(log + n, len - (size_t)n, "%s%s", i ? ", " : "", r->imports[i]);
+  if (n > 0 && (size_t)n < len)
+    snprintf(log + n, len - (size_t)n,
+             "): on NVIDIA devices such a module is compiled with clCompileProgram and linked "
+             "with the modules that define them (clLinkProgram)");
+  return log;
+}
+
 /* The PTX route: a program of binaries from `module` (lowered, or the user's IL if it does not
  * allocate), for every device of the context; takes `rec` over. */
 static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec, const void *module,
@@ -206,9 +224,14 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
   if (err == CL_SUCCESS) {
     memcpy(rec->module, module, module_size);
     rec->module_size = module_size;
+    /* A module that imports functions is translated only with the modules that define them
+     * (clLinkProgram); alone it has no PTX of its own. */
+    rec->link_only = rec->report.num_imports > 0;
     program = cldm_ptx_program_create(context, (cl_uint)(size / sizeof(cl_device_id)), devs,
-                                      (const void *const *)&rec->module, &rec->module_size, 1, NULL,
-                                      &rec->build_log, &err);
+                                      (const void *const *)&rec->module, &rec->module_size,
+                                      rec->link_only ? 0 : 1, NULL, &rec->build_log, &err);
+    if (program && rec->link_only)
+      rec->build_log = cldm_program_link_only_log(&rec->report);
   }
   free(devs);
   if (program)

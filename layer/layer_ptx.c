@@ -111,8 +111,8 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
     err = CL_INVALID_OPERATION;
     goto out;
   }
-  int failed = 0;
-  for (cl_uint i = 0; i < num_devices; i++) {
+  int failed = num_modules == 0;
+  for (cl_uint i = 0; i < num_devices && num_modules; i++) {
     cldm_device_state st;
     if (cldm_device_snapshot(devices[i], &st) != CL_SUCCESS || st.route != CLDM_ROUTE_PTX) {
       err = CL_INVALID_DEVICE;
@@ -145,7 +145,7 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
       cldm_ptx_log_append(build_log, i, line);
       if (log)
         cldm_ptx_log_append(build_log, i, log);
-      cldm_log(CLDM_LOG_ERROR, "%s: %s", line, log ? log : "");
+      cldm_log(CLDM_LOG_ERROR, "%s:\n%s", line, log ? log : "");
       failed = 1;
     }
     if (log)

@@ -15,12 +15,16 @@
 #   --data    one more file for share/extra/ (repeat)
 #
 # Layout of the archive (one top directory, cldm-gpu-pack/):
+#   run-tests.sh    tools/gpu-run.sh: the end-to-end tests of tests.list (tools/gpu-tests.py)
+#                   and the demo, under ocl-icd and the Khronos loader, with the layer
+#   tests.list      those tests, as ctest lists them; data/ their SPIR-V
 #   run.sh          run.sh [--layer] COMMAND [ARGS...]: runs COMMAND with the pack's libraries
 #                   (LD_LIBRARY_PATH), libclc (CLDM_LIBCLC_DIR), NVIDIA's ICD
 #                   (OCL_ICD_FILENAMES=libnvidia-opencl.so.1 unless set) and, with --layer,
 #                   the layer (OPENCL_LAYERS)
 #   bin/            executables (stripped of debug information)
-#   lib/            libcldm-layer.so, libcldm-ptx.so, libLLVM-15.so.1, libLLVMSPIRVLib.so.15
+#   lib/            libcldm-layer.so, libcldm-ptx.so, libLLVM-15.so.1, libLLVMSPIRVLib.so.15;
+#                   lib/khronos/ the Khronos OpenCL-ICD-Loader (tools/deps.sh's copy)
 #   lib/fallback/   the other non-glibc libraries they need (ldd); run.sh uses only those the
 #                   machine lacks (ldconfig -p), so newer system copies win
 #   share/clc/      nvptx64--nvidiacl.bc (found by libcldm-ptx.so next to itself, ../share/clc)
@@ -51,11 +55,11 @@ limit=$((64 * 1024 * 1024))
 log() { printf '[gpu-pack] %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
-default_bins="tools/cldm-spirv/cldm-spirv examples/cldm-demo examples/cldm-producer-consumer
-  bench/alloc/cldm_bench_alloc tests/e2e/test_e2e_alloc tests/e2e/test_e2e_heap
-  tests/e2e/test_e2e_threads tests/e2e/test_e2e_program"
+default_bins="tools/cldm-spirv/cldm-spirv bench/alloc/cldm_bench_alloc"
 bins=()
 for b in ${CLDM_PACK_BINS:-$default_bins}; do bins+=("$build/$b"); done
+# the end-to-end tests (and the examples) that run-tests.sh runs, from ctest's own list
+while read -r exe; do bins+=("$exe"); done < <(python3 "$root/tools/gpu-tests.py" --executables "$build")
 bins+=("${extra_bins[@]+"${extra_bins[@]}"}")
 core_libs=("$build/layer/libcldm-layer.so" "$build/layer/libcldm-ptx.so")
 for f in "${bins[@]}" "${core_libs[@]}"; do
@@ -94,6 +98,20 @@ done
 [ -f "$top/lib/libLLVM-15.so.1" ] || die "libLLVM-15.so.1 not among libcldm-ptx.so's dependencies"
 
 cp "$libclc" "$top/share/clc/"
+# the tests' list and runner, their data (SPIR-V under the build directory's own paths), and
+# the Khronos loader for the tests' second loader (ocl-icd is the machine's)
+python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
+cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
+chmod +x "$top/run-tests.sh"
+(cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
+  ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv) | while read -r f; do
+  mkdir -p "$top/data/$(dirname "$f")"
+  cp "$build/$f" "$top/data/$f"
+done
+khronos=$(sed -n 's/^CLDM_KHRONOS_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
+[ -f "$khronos/libOpenCL.so.1" ] || die "the Khronos loader is not in '$khronos' (tools/deps.sh)"
+mkdir -p "$top/lib/khronos"
+cp -L "$khronos/libOpenCL.so.1" "$top/lib/khronos/"
 cp "$build"/examples/spv/*.spv "$top/share/spv/examples/"
 cp "$build"/tests/e2e/kernels/*.spv "$top/share/spv/e2e/" 2>/dev/null || true
 cp "$build"/bench/alloc/*.spv "$top/share/spv/bench/" 2>/dev/null || true
