@@ -305,6 +305,14 @@ static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
   return refs;
 }
 
+/* 1 if `context` has a heap; caller holds the lock. */
+static int cldm_heap_context_has(cl_context context) {
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    if (h->context == context)
+      return 1;
+  return 0;
+}
+
 /* References the heaps of `context` hold on it; caller holds the lock. */
 static cl_uint cldm_heap_refs_held(cl_context context) {
   cl_uint refs = 0;
@@ -354,8 +362,10 @@ void cldm_heap_reap(cl_context context, cl_uint pending) {
     return;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
+  /* A driver whose objects take no counted reference on their context gives ours == 0: the
+   * count then holds the application's references alone. */
   cl_uint ours = cldm_heap_refs_held(context);
-  if (ours) {
+  if (cldm_heap_context_has(context)) {
     cldm_heap_detach(context);
     cl_uint refs = cldm_heap_context_refcount(context);
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",

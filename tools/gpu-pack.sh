@@ -24,7 +24,8 @@
 #                   the layer (OPENCL_LAYERS)
 #   bin/            executables (stripped of debug information)
 #   lib/            libcldm-layer.so, libcldm-ptx.so, libLLVM-15.so.1, libLLVMSPIRVLib.so.15;
-#                   lib/khronos/ the Khronos OpenCL-ICD-Loader (tools/deps.sh's copy)
+#                   lib/khronos/ the Khronos OpenCL-ICD-Loader (tools/deps.sh's copy),
+#                   lib/ocl-icd/ the system's ocl-icd (the machine's own loader is not used)
 #   lib/fallback/   the other non-glibc libraries they need (ldd); run.sh uses only those the
 #                   machine lacks (ldconfig -p), so newer system copies win
 #   share/clc/      nvptx64--nvidiacl.bc (found by libcldm-ptx.so next to itself, ../share/clc)
@@ -110,8 +111,11 @@ chmod +x "$top/run-tests.sh"
 done
 khronos=$(sed -n 's/^CLDM_KHRONOS_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 [ -f "$khronos/libOpenCL.so.1" ] || die "the Khronos loader is not in '$khronos' (tools/deps.sh)"
-mkdir -p "$top/lib/khronos"
+mkdir -p "$top/lib/khronos" "$top/lib/ocl-icd"
 cp -L "$khronos/libOpenCL.so.1" "$top/lib/khronos/"
+ocl_icd=$(ldconfig -p | sed -n 's/^[[:space:]]*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)
+[ -f "$ocl_icd" ] || die "ocl-icd's libOpenCL.so.1 not found (ocl-icd-libopencl1)"
+cp -L "$ocl_icd" "$top/lib/ocl-icd/libOpenCL.so.1"
 cp "$build"/examples/spv/*.spv "$top/share/spv/examples/"
 cp "$build"/tests/e2e/kernels/*.spv "$top/share/spv/e2e/" 2>/dev/null || true
 cp "$build"/bench/alloc/*.spv "$top/share/spv/bench/" 2>/dev/null || true

@@ -1,10 +1,11 @@
 #!/bin/sh
 # tools/gpu-run.sh — runs, on an NVIDIA machine, the end-to-end tests and the demo of a pack that
 # tools/gpu-pack.sh made (it is copied into the pack as run-tests.sh): every test of tests.list
-# (tools/gpu-tests.py) under ocl-icd (the machine's libOpenCL) and the Khronos loader (the
-# pack's lib/khronos), with the layer enabled and NVIDIA's ICD as the only driver.
+# (tools/gpu-tests.py) under ocl-icd and the Khronos loader (both carried by the pack), with
+# the layer enabled and NVIDIA's ICD as the only driver.
 #
-#   run-tests.sh [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS]
+#   run-tests.sh [-p PACKDIR] [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS]
+#     -p  the unpacked pack (default: the script's own directory; first option only)
 #     -o  where logs and summary.md go (default: $OUT if set, else ./gpu-results)
 #     -k  run only tests whose name contains PATTERN
 #     -t  time limit per test (default 240 s)
@@ -15,6 +16,7 @@
 # the device (clinfo-like lines from the demo) and the pack's MANIFEST checksum.
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
+[ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
 out=${OUT:-$PWD/gpu-results}
 pattern=""
 limit=240
@@ -32,7 +34,10 @@ mkdir -p "$out/logs"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# NVIDIA's ICD only, for both loaders (both read OCL_ICD_VENDORS as a directory of .icd files).
+# NVIDIA's ICD only, through a vendors directory of our own (OCL_ICD_VENDORS, read by both
+# loaders). The loaders are the pack's own (lib/ocl-icd: Debian 12's ocl-icd 2.3.1,
+# lib/khronos: the Khronos loader of tools/deps.sh), not whatever libOpenCL.so.1 the machine
+# has (summary.md names that one).
 mkdir -p "$work/vendors"
 echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$work/vendors/nvidia.icd"
 unset OCL_ICD_FILENAMES
@@ -47,6 +52,7 @@ done
 base_llp=$root/lib:$active
 
 summary=$out/summary.md
+suite_of() { case $1 in device_alloc_*) echo allocator ;; *) echo e2e ;; esac; }
 pass=0 fail=0 skipped=0
 start=$(date +%s)
 {
@@ -56,16 +62,22 @@ start=$(date +%s)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
     sed 's/^/GPU: /'
   echo "Pack: $(md5sum "$root/MANIFEST" | cut -c1-12) (MANIFEST checksum)"
+  echo "The machine's own libOpenCL.so.1: $(ldconfig -p 2>/dev/null | grep -m1 'libOpenCL.so.1 ' |
+    sed 's/.*=> //') (not used: the tests run on the pack's two loaders)"
   echo
-  echo "| test | loader | result | seconds |"
-  echo "|---|---|---|---|"
+  echo "Suites: *e2e* = the end-to-end tests and examples (tests/e2e, tests/examples);"
+  echo "*allocator* = the device allocator's tests (tests/device) of the variant the PTX route"
+  echo "uses, reaching NVIDIA's driver through the layer."
+  echo
+  echo "| test | suite | loader | result | seconds |"
+  echo "|---|---|---|---|---|"
 } > "$summary"
 
 while IFS='|' read -r name loader exe datadir envs args; do
   [ -n "$name" ] || continue
   case $name in *"$pattern"*) ;; *) continue ;; esac
   if [ $(($(date +%s) - start)) -ge "$total" ]; then
-    echo "| $name | $loader | not run (time) | |" >> "$summary"
+    echo "| $name | $(suite_of "$exe") | $loader | not run (time) | |" >> "$summary"
     skipped=$((skipped + 1))
     continue
   fi
@@ -76,13 +88,13 @@ while IFS='|' read -r name loader exe datadir envs args; do
   set -- $(echo "$args" | sed "s|@/|$root/data/|g")
   IFS=$old_ifs
   case $exe in cldm-*) [ $# -gt 0 ] || set -- "$root/data/examples/spv" ;; esac
-  llp=$base_llp
-  [ "$loader" = khronos ] && llp=$root/lib/khronos:$base_llp
+  llp=$root/lib/$loader:$base_llp
   mkdir -p "$work/dumps-$loader"
   log=$out/logs/$name.log
   t0=$(date +%s.%N)
   (
-    export LD_LIBRARY_PATH="$llp" OCL_ICD_VENDORS="$work/vendors" CLDM_TEST_LOADER="$loader"
+    export LD_LIBRARY_PATH="$llp" CLDM_TEST_LOADER="$loader" OCL_ICD_VENDORS="$work/vendors"
+    export CLDM_TEST_LOADER_DIR="$root/lib/$loader"
     export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$data"
     export CLDM_LIBCLC_DIR="$root/share/clc" CLDM_DUMP_DIR="$work/dumps-$loader"
     export CLDM_CACHE_DIR="$work/ptx-cache"
@@ -104,13 +116,18 @@ while IFS='|' read -r name loader exe datadir envs args; do
     fail=$((fail + 1))
     echo "$name" >> "$work/failed"
   fi
-  echo "| $name | $loader | $result | $secs |" >> "$summary"
+  echo "| $name | $(suite_of "$exe") | $loader | $result | $secs |" >> "$summary"
+  echo "$(suite_of "$exe") $rc" >> "$work/results"
   echo "[gpu-run] $name: $result ($secs s)" >&2
 done < "$root/tests.list"
 
 {
   echo
   echo "$pass passed, $fail failed, $skipped not run."
+  for suite in e2e allocator; do
+    awk -v s="$suite" '$1 == s { n++; if ($2 == 0) p++ } END { printf "- %s: %d of %d passed\n", s, p, n }' \
+      "$work/results" 2>/dev/null
+  done
   echo
   echo "## The demo (ocl-icd)"
   echo

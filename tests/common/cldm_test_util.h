@@ -56,7 +56,9 @@ static inline int cldm_test_loaded_loader(char *path, size_t size) {
 
 /* Checks that the loader named by CLDM_TEST_LOADER ("ocl-icd" or "khronos") is the one
  * loaded: the Khronos loader comes from the first LD_LIBRARY_PATH entry, ocl-icd from the
- * system. Returns 1 if it matches (or no expectation is set). */
+ * system; where CLDM_TEST_LOADER_DIR is set (runs from a pack that carries both loaders,
+ * tools/gpu-run.sh), the loader must come from that directory. Returns 1 if it matches (or
+ * no expectation is set). */
 static inline int cldm_test_loader_matches(char *why, size_t size) {
   const char *want = getenv("CLDM_TEST_LOADER");
   char path[4096] = "";
@@ -66,9 +68,11 @@ static inline int cldm_test_loader_matches(char *why, size_t size) {
     snprintf(why, size, "no libOpenCL mapped");
     return 0;
   }
-  const char *llp = getenv("LD_LIBRARY_PATH");
+  const char *llp = getenv("LD_LIBRARY_PATH"), *dir = getenv("CLDM_TEST_LOADER_DIR");
   int from_llp = llp && *llp && !strncmp(path, llp, strcspn(llp, ":"));
   int ok = !strcmp(want, "khronos") ? from_llp : !from_llp;
+  if (dir && *dir)
+    ok = !strncmp(path, dir, strlen(dir)) && path[strlen(dir)] == '/';
   snprintf(why, size, "want %s, loaded %s", want, path);
   return ok;
 }

@@ -170,9 +170,9 @@ static void test_allocating_module_becomes_ptx(void **state) {
                    CL_SUCCESS);
   assert_string_equal(last_build_options(), "-cl-mad-enable -cl-fast-relaxed-math");
   cl_build_status status = CL_BUILD_NONE;
-  assert_int_equal(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status,
-                                         NULL),
-                   CL_SUCCESS);
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
   assert_int_equal(status, CL_BUILD_SUCCESS);
   free(ptx);
   free(il);
@@ -200,9 +200,9 @@ static void test_untranslatable_module_fails_to_build(void **state) {
   assert_il_returned(p, il, size);
   assert_int_equal(clBuildProgram(p, 1, &dev, "", NULL, NULL), CL_BUILD_PROGRAM_FAILURE);
   cl_build_status status = CL_BUILD_SUCCESS;
-  assert_int_equal(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status,
-                                         NULL),
-                   CL_SUCCESS);
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
   assert_int_equal(status, CL_BUILD_ERROR);
   char *log = build_log(p);
   if (!strstr(log, "PTX translation failed") || !strstr(log, "image"))
@@ -233,8 +233,8 @@ static void test_compile_and_link(void **state) {
     assert_int_equal(clCompileProgram(inputs[i], 1, &dev, "-DZ", 0, NULL, NULL, NULL, NULL),
                      CL_SUCCESS);
   cl_int err;
-  cl_program linked = clLinkProgram(ctx, 1, &dev, "-cl-denorms-are-zero", 2, inputs, NULL, NULL,
-                                    &err);
+  cl_program linked =
+      clLinkProgram(ctx, 1, &dev, "-cl-denorms-are-zero", 2, inputs, NULL, NULL, &err);
   assert_int_equal(err, CL_SUCCESS);
   assert_non_null(linked);
   assert_string_equal(last_build_options(), "-cl-denorms-are-zero");
