@@ -36,6 +36,20 @@ static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info n
   return buf;
 }
 
+/* 1 if a file whose path contains `name` is mapped into this process (/proc/self/maps). */
+static inline int cldm_test_mapped(const char *name) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int found = 0;
+  while (f && !found && fgets(line, sizeof(line), f)) {
+    char *p = strchr(line, '/');
+    found = p && strstr(p, name) != NULL;
+  }
+  if (f)
+    fclose(f);
+  return found;
+}
+
 /* Path of the libOpenCL.so.1 mapped into this process, from /proc/self/maps. */
 static inline int cldm_test_loaded_loader(char *path, size_t size) {
   FILE *f = fopen("/proc/self/maps", "r");

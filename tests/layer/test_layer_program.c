@@ -101,6 +101,13 @@ static void test_spirv_device_non_allocating_untouched(void **state) {
   expect_passed_on_unchanged("stub-spirv", noalloc_path);
 }
 
+/* Devices that take SPIR-V (or none) never make the layer load its PTX translator, nor LLVM
+ * with it (the stub ICD loads no LLVM of its own). */
+static void test_no_llvm_without_nvidia(void **state) {
+  assert_false(cldm_test_mapped("libcldm-ptx"));
+  assert_false(cldm_test_mapped("libLLVM"));
+}
+
 int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
@@ -110,6 +117,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_no_spirv_device_untouched),
       cmocka_unit_test(test_spirv_device_lowered),
       cmocka_unit_test(test_spirv_device_non_allocating_untouched),
+      cmocka_unit_test(test_no_llvm_without_nvidia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,10 @@ static void test_loader(void **state) {
 /* ---- advertising (spec 1.1) --------------------------------------------------------------- */
 
 static void test_device_becomes_spirv_device(void **state) {
+  /* the first device query loaded the translator (this is an NVIDIA device without IL) */
+  size_t il_size = 0;
+  assert_int_equal(clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, 0, NULL, &il_size), CL_SUCCESS);
+  assert_true(cldm_test_mapped("libcldm-ptx"));
   char *il = device_string(CL_DEVICE_IL_VERSION);
   assert_string_equal(il, "SPIR-V_1.0 SPIR-V_1.1 SPIR-V_1.2");
   free(il);
@@ -266,6 +270,7 @@ static void test_compile_and_link(void **state) {
 /* ---- CLDM_NVIDIA=off ---------------------------------------------------------------------- */
 
 static void test_route_off(void **state) {
+  assert_false(cldm_test_mapped("libcldm-ptx")); /* switched off: never loaded */
   char *il = device_string(CL_DEVICE_IL_VERSION);
   assert_string_equal(il, ""); /* the driver's own answer */
   free(il);
