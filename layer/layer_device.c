@@ -139,9 +139,21 @@ static cl_int cldm_device_probe(cl_device_id device, cldm_device_entry *e) {
   else if (cldm_device_probe_nvidia(device, st))
     st->route = CLDM_ROUTE_PTX;
   free(il);
-  st->supported = st->route != CLDM_ROUTE_NONE;
-  if (st->supported)
+  if (st->route != CLDM_ROUTE_NONE)
     cldm_device_probe_features(device, st);
+  /* every allocator variant uses 64-bit atomics (cl_khr_int64_base_atomics and, for OpenCL C
+   * 2.0 atomic types, cl_khr_int64_extended_atomics; spec 1.1) */
+  if (st->route != CLDM_ROUTE_NONE && !(st->features & CLDM_DEVICE_FEATURE_INT64_ATOMICS)) {
+    cldm_log(CLDM_LOG_INFO,
+             "device %p takes SPIR-V but lacks cl_khr_int64_base/extended_atomics: not "
+             "served",
+             (void *)device);
+    st->route = CLDM_ROUTE_NONE;
+  }
+  /* the PTX route's own allocator from compute capability 8.0 (match.any, redux.sync) */
+  if (st->route == CLDM_ROUTE_PTX && st->cc_major >= 8)
+    st->features |= CLDM_DEVICE_FEATURE_TARGET_PTX;
+  st->supported = st->route != CLDM_ROUTE_NONE;
   return CL_SUCCESS;
 }
 

@@ -20,6 +20,7 @@ _Static_assert(offsetof(cldm_heap_header, failed_lo) == 4 * CLDM_HDR_WORD_FAILED
 _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVALID_LO, "invalid");
 _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
 _Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
+_Static_assert(CLDM_HEADER_BYTES % 8 == 0, "W is u64-aligned");
 
 static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -28,8 +29,9 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g
   uint64_t off = CLDM_HEADER_BYTES;
   g->num_pages = num_pages;
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
-  g->hints_offset = (uint32_t)off;
-  off = cldm_heap_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
+  g->num_shards = cldm_heap_shards(num_pages);
+  g->w_offset = (uint32_t)off;
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * g->num_shards, CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
@@ -38,7 +40,8 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
   g->image_bytes = (size_t)off; /* every bitmap starts clear: claiming a page costs no init */
-  /* statistics need the header and the page descriptors (live allocations are counted there) */
+  /* statistics need the header, the current-page words and the page descriptors (live
+   * allocations are counted from the last two) */
   g->stats_span = g->descs_offset + 4u * (size_t)num_pages;
   g->pages_offset = cldm_heap_align_up(off, CLDM_PAGES_ALIGN);
   g->buffer_bytes = g->pages_offset + g->usable_bytes;
@@ -47,8 +50,8 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
 static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes) {
   cldm_heap_geometry l;
-  /* metadata per page: descriptor + pool bit + slot bitmap < 520 bytes */
-  uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 520u);
+  /* metadata per page: descriptor + pool bit + slot bitmap + W share (< 40 bytes) < 560 */
+  uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 560u);
   if (n > CLDM_HEAP_MAX_PAGES)
     n = CLDM_HEAP_MAX_PAGES;
   for (;;) { /* grow while the next size still fits (a few steps at most) */
@@ -118,15 +121,18 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   if (n < CLDM_HEAP_MIN_PAGES || n > CLDM_HEAP_MAX_PAGES || dst == NULL ||
       dst_size < g->image_bytes)
     return -1;
-  memset(dst, 0, g->image_bytes); /* counters 0, hints empty, pages free, bitmaps clear */
+  memset(dst, 0, g->image_bytes);    /* counters 0, pages free, bitmaps clear */
+  uint64_t no_slab = CLDM_W_NO_PAGE; /* no current slab, no ticket issued, cursor unset */
+  for (size_t i = 0; i < (size_t)g->num_shards * CLDM_W_ROW_WORDS; i++)
+    memcpy((unsigned char *)dst + g->w_offset + 8 * i, &no_slab, 8);
   memset(&h, 0, sizeof h);
   h.magic = CLDM_HEAP_MAGIC;
   h.layout_version = CLDM_HEAP_LAYOUT_VERSION;
   h.page_bytes = CLDM_PAGE_BYTES;
   h.num_pages = n;
   h.num_classes = CLDM_NUM_CLASSES;
-  h.hints_per_class = CLDM_HINTS_PER_CLASS;
-  h.hints_offset = g->hints_offset;
+  h.num_shards = g->num_shards;
+  h.w_offset = g->w_offset;
   h.descs_offset = g->descs_offset;
   h.pool_offset = g->pool_offset;
   h.pool_words = g->pool_words;
@@ -168,9 +174,12 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
    * the current use */
   out->peak_bytes_in_use = (uint64_t)(h.peak_units > h.use_units ? h.peak_units : h.use_units)
                            << CLDM_GRANULE_SHIFT;
-  /* live allocations: one per reservation of a slab page, one per run (its head page) */
+  /* live allocations: a slab head's units, less the tickets its current-page word has not
+   * issued yet (searches' pins are gone once the kernels completed); one per run head */
   if (h.num_pages > CLDM_HEAP_MAX_PAGES || h.descs_offset < CLDM_HEADER_BYTES ||
-      span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages)
+      span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages || h.num_shards == 0 ||
+      h.num_shards > CLDM_SHARDS_MAX || h.w_offset < CLDM_HEADER_BYTES ||
+      h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards > h.descs_offset)
     return -1;
   const unsigned char *descs = (const unsigned char *)src + h.descs_offset;
   uint64_t live = 0;
@@ -183,6 +192,18 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
     else if (kind == CLDM_DESC_KIND_LARGE_HEAD)
       live++;
   }
+  for (uint32_t s = 0; s < h.num_shards; s++)
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint64_t w;
+      memcpy(&w, (const unsigned char *)src + h.w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + c),
+             8);
+      uint32_t page = (uint32_t)w, tick = (uint32_t)(w >> 32), d;
+      if (page >= h.num_pages)
+        continue;
+      memcpy(&d, descs + 4 * (size_t)page, 4);
+      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c))
+        live -= cldm_class_slots(c) - tick;
+    }
   out->live_allocations = live;
   out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;
   out->invalid_frees = ((uint64_t)h.invalid_hi << 32) | h.invalid_lo;

@@ -20,19 +20,20 @@
  *   cldm_aligned_alloc(heap, align, size) -> global pointer or NULL
  * heap and ptr are `__global void *` (OpTypePointer CrossWorkgroup to 8-bit int), sizes are
  * size_t of the module's width, results `__global void *`. The modules hold no entry points,
- * no program-scope variables, no built-in variables and no imports; they are SPIR-V 1.0 with
- * the Kernel, Addresses, Linkage (Int8, Int64) capabilities (the sub-group variant adds
- * Groups) and pass `spirv-val --target-env opencl2.2`.
+ * no program-scope variables and no built-in variables; their only imports are functions named
+ * cldm_target_* (the "nv" variant's), which the lowering keeps and the PTX backend resolves.
+ * They are SPIR-V 1.0 with the Kernel, Addresses, Linkage, Int8, Int64 and Int64Atomics
+ * capabilities and pass `spirv-val --target-env spv1.0` (SPIRV-Tools 2023.1's OpenCL
+ * environments reject Int64Atomics, which OpenCL allows with cl_khr_int64_base_atomics).
  * All functions are lock-free: no work-item waits for another work-item's progress.
  *
  * Variants (cldm_device_modules lists them; names "cldm_alloc.<variant>.<spir|spir64>"):
- *   cl12     features 0: OpenCL C 1.2 atomics as llvm-spirv-15 emits them (Workgroup scope,
- *            no memory semantics, ordering by OpMemoryBarrier), the baseline;
- *   cl20     CL20_ATOMICS: explicit acquire/release/relaxed at Device scope;
- *   cl20_sg  CL20_ATOMICS | SUBGROUPS | UNIFORM_CALLS: same-class requests of a sub-group
- *            share one reservation and the counters are updated once per sub-group. Every call
- *            must be made by all work-items of the sub-group together (uniform control flow);
- *            cldm_device_module_select picks it only when the caller passes UNIFORM_CALLS.
+ *   cl12     INT64_ATOMICS: OpenCL C 1.2 atomics as llvm-spirv-15 emits them (Workgroup scope,
+ *            no memory semantics, ordering by OpMemoryBarrier);
+ *   cl20     CL20_ATOMICS | INT64_ATOMICS: explicit acquire/release/relaxed at Device scope;
+ *   nv       TARGET_PTX | INT64_ATOMICS (spir64 only): cldm_* forward to cldm_target_*, the
+ *            allocator built for NVPTX (cldm_alloc.nvptx.bc, linked by the PTX backend), which
+ *            combines the calls of a warp; for the PTX route on compute capability >= 8.0.
  */
 #ifndef CLDM_DEVICE_H
 #define CLDM_DEVICE_H
@@ -47,14 +48,13 @@ extern "C" {
 /* Device features a module variant may require (bit set). */
 enum {
   CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0,  /* OpenCL C 2.0 atomics: explicit order, device
-                                                 scope */
-  CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
+                                                  scope */
+  CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base_atomics: every variant */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
   CLDM_DEVICE_FEATURE_GENERIC_AS = 1u << 3,    /* generic address space */
-  /* Not a device feature but a promise of the caller: every call of the allocator is made by
-   * all work-items of the sub-group together (uniform control flow), as cl_khr_subgroups
-   * functions require. Only with it may a sub-group-aggregated variant be selected. */
-  CLDM_DEVICE_FEATURE_UNIFORM_CALLS = 1u << 4,
+  /* Not a device feature but a route: the module is translated by the layer's PTX backend,
+   * which links the NVPTX allocator (compute capability 8.0 or newer). */
+  CLDM_DEVICE_FEATURE_TARGET_PTX = 1u << 4,
 };
 
 typedef struct cldm_device_module {
@@ -107,7 +107,8 @@ typedef struct cldm_heap_geometry {
   uint64_t buffer_bytes; /* the whole buffer: header, metadata, pages (and any slack) */
   uint64_t usable_bytes; /* num_pages * 64 KiB: the heap size statistics report */
   uint32_t num_pages;
-  uint32_t hints_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
+  uint32_t num_shards; /* rows of current-page words (cldm_heap_shards) */
+  uint32_t w_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
   uint64_t pages_offset; /* first page */
   size_t image_bytes;    /* initial image at offset 0: writing it creates or resets the heap */
   size_t stats_span;     /* bytes at offset 0 that statistics are decoded from */
@@ -139,8 +140,9 @@ size_t cldm_heap_image_size(uint64_t buffer_bytes);
  * Returns 0, or -1 if buffer_bytes is below the minimum or dst_size is too small. */
 int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size);
 
-/* Bytes at offset 0 of the heap buffer the host reads to decode statistics: the header and the
- * page descriptors (4 bytes per 64 KiB page; 5 KiB for the default 8 MiB heap). */
+/* Bytes at offset 0 of the heap buffer the host reads to decode statistics: the header, the
+ * current-page words (640 bytes per shard) and the page descriptors (4 bytes per 64 KiB
+ * page; 5.6 KiB for the default 8 MiB heap). */
 size_t cldm_heap_stats_span(uint64_t buffer_bytes);
 
 /* Decodes statistics from `span` bytes read at offset 0 (after the kernels that use the heap

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 1u
+#define CLDM_HEAP_LAYOUT_VERSION 2u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -37,27 +37,43 @@ typedef uint64_t cldm_u64;
 /* ---- size classes ------------------------------------------------------------------------ */
 /* Classes 0..7: 16..128 bytes in 16-byte steps. Classes 8..71: eight steps per power of two,
  * octave o (0..7) covering (128 << o, 256 << o] in steps of (16 << o) bytes:
- * 144..256 by 16, 288..512 by 32, ..., 18432..32768 by 2048. Worst rounding loss 1/9 (11 %). */
+ * 144..256 by 16, 288..512 by 32, ..., 18432..32768 by 2048. Worst rounding loss 1/9 (11 %).
+ * A slab of a class is a span of 1, 2, 4 or 8 aligned pages (cldm_class_span_pages): the
+ * fewest that the class's slots fill to at least 95 %. */
 #define CLDM_NUM_CLASSES 72u
 #define CLDM_MAX_CLASS_BYTES 32768u   /* larger requests take runs of whole pages */
 #define CLDM_SLOTS_PER_PAGE_MAX 4096u /* 16-byte class: 65536 / 16 */
-#define CLDM_SLOT_BITMAP_WORDS 128u   /* 4096 bits: one bitmap per page, any class */
+#define CLDM_SLOT_BITMAP_WORDS 128u   /* 4096 bits: one bitmap per page (used by span heads) */
 #define CLDM_SLOT_BITMAP_BYTES (CLDM_SLOT_BITMAP_WORDS * 4u)
+#define CLDM_SPAN_PAGES_MAX 8u
 
 /* ---- page descriptor (one 32-bit word per page) ------------------------------------------ */
 /* bits 31..24: kind; bits 23..0: count.
- *   kind 0            free page (in the pool);                       count 0
- *   kind 1..72        slab of class kind-1;                          count = slots reserved
- *   kind LARGE_HEAD   first page of a run;                           count = run length, pages
- *   kind LARGE_TAIL   later page of a run;                           count = distance to head */
+ *   kind 0            free page (its pool bit is clear, or about to be)
+ *   kind 1..72        head of a slab (span) of class kind-1; count = units held: one per set
+ *                     slot bit, one per ticket not yet issued while the slab is a current page
+ *                     (see cldm_slab.clh), one per search that pinned it for a moment
+ *   kind 0xF1..0xF7   later page of a span, at distance kind-0xF0 from its head; count 0
+ *   kind LARGE_HEAD   first page of a run (large allocation)
+ *   kind LARGE_TAIL   later page of a run
+ * Kinds change only by adding or subtracting the kind byte (or by a CAS of the whole word), so
+ * a count that a search added and takes back a moment later never loses a kind change. */
 #define CLDM_DESC_KIND_SHIFT 24u
 #define CLDM_DESC_COUNT_MASK 0x00FFFFFFu
 #define CLDM_DESC_KIND_FREE 0u
+#define CLDM_DESC_KIND_SPAN_TAIL0 0xF0u /* + distance to the head, 1..7 */
 #define CLDM_DESC_KIND_LARGE_TAIL 0xFEu
 #define CLDM_DESC_KIND_LARGE_HEAD 0xFFu
 
-/* ---- hints: pages each class allocates from first (advisory, page index + 1, 0 = none) -- */
-#define CLDM_HINTS_PER_CLASS 16u /* power of two */
+/* ---- current pages: one 64-bit word per (shard, class) ----------------------------------- */
+/* bits 31..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bits 63..32: tickets issued
+ * (ticket t < slots names slot t). Rows of CLDM_W_ROW_WORDS words (640 bytes: shards share no
+ * 64-byte line); word CLDM_W_CURSOR of a row holds the shard's pool cursor (low 32 bits). */
+#define CLDM_W_ROW_WORDS 80u
+#define CLDM_W_CURSOR 79u
+#define CLDM_W_NO_PAGE 0xFFFFFFFFu
+#define CLDM_SHARDS_MAX 256u
+#define CLDM_PAGES_PER_SHARD 16u /* one shard per 16 pages of the heap, a power of two */
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
@@ -73,27 +89,27 @@ typedef uint64_t cldm_u64;
  * are exact once the kernels that changed them have completed (spec 1.3). */
 typedef struct cldm_heap_header {
   /* line 0: geometry, written by the host image, read-only on the device */
-  cldm_u32 magic;           /*  0 CLDM_HEAP_MAGIC */
-  cldm_u32 layout_version;  /*  4 CLDM_HEAP_LAYOUT_VERSION */
-  cldm_u32 page_bytes;      /*  8 CLDM_PAGE_BYTES */
-  cldm_u32 num_pages;       /* 12 pages in the pool */
-  cldm_u32 num_classes;     /* 16 CLDM_NUM_CLASSES */
-  cldm_u32 hints_per_class; /* 20 CLDM_HINTS_PER_CLASS */
-  cldm_u32 hints_offset;    /* 24 bytes from the heap base: u32[num_classes][hints_per_class] */
-  cldm_u32 descs_offset;    /* 28 u32[num_pages] page descriptors */
-  cldm_u32 pool_offset;     /* 32 u32[pool_words] index of free pages, bit set = taken (a
-                                  hint: the descriptor decides, cldm_pool.clh) */
-  cldm_u32 pool_words;      /* 36 */
-  cldm_u32 bitmaps_offset;  /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
-  cldm_u32 image_bytes;     /* 44 bytes the host writes to create/reset the heap: header and
+  cldm_u32 magic;          /*  0 CLDM_HEAP_MAGIC */
+  cldm_u32 layout_version; /*  4 CLDM_HEAP_LAYOUT_VERSION */
+  cldm_u32 page_bytes;     /*  8 CLDM_PAGE_BYTES */
+  cldm_u32 num_pages;      /* 12 pages in the pool */
+  cldm_u32 num_classes;    /* 16 CLDM_NUM_CLASSES */
+  cldm_u32 num_shards;     /* 20 rows of W, a power of two (cldm_heap_shards) */
+  cldm_u32 w_offset;       /* 24 bytes from the heap base: u64[num_shards][CLDM_W_ROW_WORDS] */
+  cldm_u32 descs_offset;   /* 28 u32[num_pages] page descriptors */
+  cldm_u32 pool_offset;    /* 32 u32[pool_words] bit set = page taken (the truth: a page is
+                                  taken by the atomic or that sets its bit) */
+  cldm_u32 pool_words;     /* 36 */
+  cldm_u32 bitmaps_offset; /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
+  cldm_u32 image_bytes;    /* 44 bytes the host writes to create/reset the heap: header and
                                   all metadata up to the first page */
-  cldm_u64 pages_offset;    /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
-  cldm_u64 usable_bytes;    /* 56 num_pages * CLDM_PAGE_BYTES */
+  cldm_u64 pages_offset;   /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
+  cldm_u64 usable_bytes;   /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */
   cldm_u32 use_units;  /* 64 16-byte granules held by live allocations */
   cldm_u32 reserved68; /* 68 (live allocations are counted from the descriptors) */
   cldm_u32 peak_units; /* 72 largest use_units seen just before a free; the peak since
-                             creation or reset is max(peak_units, use_units) */
+                               creation or reset is max(peak_units, use_units) */
   cldm_u32 pad1[13];   /* 76 */
   /* line 2 */
   cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
@@ -157,10 +173,28 @@ static inline cldm_u32 cldm_class_of(cldm_u32 bytes) {
   return 8u + (octave << 3) + (steps - 9u);
 }
 
-/* Slots of class `c` in one page. */
+/* Pages of a slab of class `c`: the fewest of 1, 2, 4, 8 whose slots fill >= 95 % of them. */
+static inline cldm_u32 cldm_class_span_pages(cldm_u32 c) {
+  cldm_u32 bytes = cldm_class_bytes(c), k = 1u;
+  while (k < CLDM_SPAN_PAGES_MAX &&
+         ((k << CLDM_PAGE_SHIFT) / bytes) * bytes * 20u < (k << CLDM_PAGE_SHIFT) * 19u)
+    k <<= 1;
+  return k;
+}
+
+/* Slots of a slab of class `c`. */
 static inline cldm_u32 cldm_class_slots(cldm_u32 c) {
-  cldm_u32 n = CLDM_PAGE_BYTES / cldm_class_bytes(c);
+  cldm_u32 n = (cldm_class_span_pages(c) << CLDM_PAGE_SHIFT) / cldm_class_bytes(c);
   return n < CLDM_SLOTS_PER_PAGE_MAX ? n : CLDM_SLOTS_PER_PAGE_MAX;
+}
+
+/* Shards (rows of W) of a heap of `num_pages` pages: one per CLDM_PAGES_PER_SHARD pages,
+ * rounded down to a power of two, 1..CLDM_SHARDS_MAX. */
+static inline cldm_u32 cldm_heap_shards(cldm_u32 num_pages) {
+  cldm_u32 want = num_pages / CLDM_PAGES_PER_SHARD, n = 1u;
+  while (n * 2u <= want && n * 2u <= CLDM_SHARDS_MAX)
+    n *= 2u;
+  return n;
 }
 
 #endif /* CLDM_HEAP_LAYOUT_H */

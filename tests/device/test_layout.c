@@ -51,7 +51,8 @@ static void test_classes(void **state) {
   for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
     uint32_t slots = cldm_class_slots(c);
     assert_true(slots >= 2 && slots <= CLDM_SLOTS_PER_PAGE_MAX);
-    assert_true((uint64_t)slots * cldm_class_bytes(c) <= CLDM_PAGE_BYTES);
+    assert_true((uint64_t)slots * cldm_class_bytes(c) <=
+                (uint64_t)cldm_class_span_pages(c) * CLDM_PAGE_BYTES);
     /* slab pages of classes up to 4 KiB waste < 4 % of the page */
     if (cldm_class_bytes(c) <= 4096)
       assert_true((uint64_t)slots * cldm_class_bytes(c) * 100 >= 96ull * CLDM_PAGE_BYTES);
@@ -95,7 +96,9 @@ static void test_sizes(void **state) {
                 h.pages_offset);
     assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
-    assert_true(h.hints_offset + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS <= h.descs_offset);
+    assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
+    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards <= h.descs_offset);
+    assert_int_equal(h.num_shards, cldm_heap_shards(h.num_pages));
     assert_int_equal(h.image_bytes, image);
     free(img);
   }
@@ -104,7 +107,28 @@ static void test_sizes(void **state) {
   assert_int_equal(cldm_heap_image_size(MiB), 0);
 }
 
-/* The image: header fields, everything else zero except pool bits past the last page. */
+/* Shards: one per 16 pages, a power of two, 1..256; classes' spans fill them >= 95 %. */
+static void test_shards_and_spans(void **state) {
+  (void)state;
+  assert_int_equal(cldm_heap_shards(16), 1);
+  assert_int_equal(cldm_heap_shards(31), 1);
+  assert_int_equal(cldm_heap_shards(128), 8); /* 8 MiB */
+  assert_int_equal(cldm_heap_shards(133), 8);
+  assert_int_equal(cldm_heap_shards(4096), 256);
+  assert_int_equal(cldm_heap_shards(CLDM_HEAP_MAX_PAGES), 256);
+  for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+    uint32_t k = cldm_class_span_pages(c), n = cldm_class_slots(c);
+    assert_true(k == 1 || k == 2 || k == 4 || k == 8);
+    assert_true(n >= 1 && n <= CLDM_SLOTS_PER_PAGE_MAX);
+    assert_true((uint64_t)n * cldm_class_bytes(c) * 100 >= 95ull * k * CLDM_PAGE_BYTES);
+    assert_true((uint64_t)n * cldm_class_bytes(c) <= (uint64_t)k * CLDM_PAGE_BYTES);
+    if (cldm_class_bytes(c) <= 4096)
+      assert_int_equal(k, 1);
+  }
+}
+
+/* The image: header fields, current-page words "no slab", everything else zero except pool
+ * bits past the last page. */
 static void test_image(void **state) {
   (void)state;
   uint64_t buf = cldm_heap_buffer_size(8 * MiB + 5 * 65536); /* 133 pages: a partial pool word */
@@ -124,7 +148,7 @@ static void test_image(void **state) {
   assert_int_equal(h.page_bytes, CLDM_PAGE_BYTES);
   assert_int_equal(h.num_pages, 133);
   assert_int_equal(h.num_classes, CLDM_NUM_CLASSES);
-  assert_int_equal(h.hints_per_class, CLDM_HINTS_PER_CLASS);
+  assert_int_equal(h.num_shards, 8);
   assert_int_equal(h.buffer_bytes, buf);
   assert_int_equal(h.pool_words, 5);
   assert_int_equal(h.use_units, 0);
@@ -132,6 +156,11 @@ static void test_image(void **state) {
   for (size_t i = CLDM_HEADER_BYTES; i < n; i++) {
     if (i >= h.pool_offset + 16 && i < h.pool_offset + 20) /* last pool word: pages 128..159 */
       continue;
+    if (i >= h.w_offset && i < h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards) {
+      /* every current-page word: no page (low half all ones), no ticket (high half 0) */
+      assert_int_equal(img[i], (i - h.w_offset) % 8 < 4 ? 0xFF : 0);
+      continue;
+    }
     assert_int_equal(img[i], 0);
   }
   uint32_t last;
@@ -141,7 +170,8 @@ static void test_image(void **state) {
 }
 
 /* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), live allocations from
- * the page descriptors, the peak as max(recorded, current), bad headers refused. */
+ * the page descriptors less the tickets current slabs have not issued, the peak as
+ * max(recorded, current), bad headers refused. */
 static void test_stats_decode(void **state) {
   (void)state;
   uint64_t buf = cldm_heap_buffer_size(8 * MiB);
@@ -172,12 +202,16 @@ static void test_stats_decode(void **state) {
       (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: not counted */
       0u,                                                       /* free */
       (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,          /* last class, 2 slots */
-      (40u << CLDM_DESC_KIND_SHIFT),                            /* empty slab kept by its class */
+      (1u << CLDM_DESC_KIND_SHIFT) | 4096u, /* class 0 (4096 slots), current: 4000 unissued */
   };
   memcpy(img + h.descs_offset + 4 * 120, descs, sizeof descs); /* pages 120..125 */
+  uint64_t w = (96ull << 32) | 125u; /* shard 3, class 0: slab 125, 96 tickets issued */
+  memcpy(img + h.w_offset + 8 * (3 * CLDM_W_ROW_WORDS + 0), &w, 8);
+  w = (7ull << 32) | 124u; /* a word naming a slab of another class: no ticket of class 5 */
+  memcpy(img + h.w_offset + 8 * (1 * CLDM_W_ROW_WORDS + 5), &w, 8);
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
   assert_int_equal(s.bytes_in_use, 1600);
-  assert_int_equal(s.live_allocations, 8);
+  assert_int_equal(s.live_allocations, 5 + 1 + 2 + 96);
   assert_int_equal(s.peak_bytes_in_use, 0xFFFFFFFFull * 16);
   assert_int_equal(s.failed_allocations, (2ull << 32) + 5);
   assert_int_equal(s.invalid_frees, 0xFFFFFFFFull);
@@ -251,9 +285,9 @@ static void test_geometry(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_classes),      cmocka_unit_test(test_sizes),
-      cmocka_unit_test(test_image),        cmocka_unit_test(test_geometry),
-      cmocka_unit_test(test_stats_decode),
+      cmocka_unit_test(test_classes),          cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_shards_and_spans), cmocka_unit_test(test_image),
+      cmocka_unit_test(test_geometry),         cmocka_unit_test(test_stats_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);
 }

@@ -2,8 +2,8 @@
  * test_modules.c — the embedded allocator modules keep the contract of cldm_device.h that the
  * lowering engine links against: SPIR-V 1.0, Kernel + Addresses + Linkage, the addressing
  * model of their width, the five functions exported with the expected signatures, no entry
- * points, no module-scope variables, no imports; and cldm_device_module_select picks by width
- * and features.
+ * points, no module-scope variables, no imports but cldm_target_* (the nv variant's, which the
+ * PTX backend resolves); and cldm_device_module_select picks by width and features.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +91,7 @@ static void check_module(const cldm_device_module *m) {
   assert_true(w[3] <= MAX_IDS);
   memset(&g_info, 0, sizeof g_info);
   int caps_kernel = 0, caps_addresses = 0, caps_linkage = 0, memory_model = 0, in_function = 0;
+  int caps_int64_atomics = 0, imports = 0;
   int exported[5] = {0}, functions = 0;
   uint32_t fn_ids[5] = {0};
   /* pass 1: ids */
@@ -117,7 +118,7 @@ static void check_module(const cldm_device_module *m) {
       caps_kernel |= w[i + 1] == CAP_KERNEL;
       caps_addresses |= w[i + 1] == CAP_ADDRESSES;
       caps_linkage |= w[i + 1] == CAP_LINKAGE;
-      assert_true(w[i + 1] != CAP_INT64_ATOMICS); /* spirv-val rejects it for OpenCL */
+      caps_int64_atomics |= w[i + 1] == CAP_INT64_ATOMICS;
       break;
     case OP_MEMORY_MODEL:
       assert_int_equal(w[i + 1], m->address_bits == 64 ? 2 : 1); /* Physical64 / Physical32 */
@@ -143,7 +144,13 @@ static void check_module(const cldm_device_module *m) {
       if (w[i + 2] == DEC_LINKAGE) {
         const char *name = (const char *)&w[i + 3];
         uint32_t type = w[i + count - 1];
-        assert_int_equal(type, LINK_EXPORT); /* nothing imported */
+        if (type == LINK_IMPORT) { /* only what a target backend provides */
+          if (strncmp(name, "cldm_target_", 12))
+            fail_msg("%s: imports %s", m->name, name);
+          imports++;
+          break;
+        }
+        assert_int_equal(type, LINK_EXPORT);
         int found = 0;
         for (int k = 0; k < 5; k++)
           if (strcmp(name, k_sigs[k].name) == 0) {
@@ -161,6 +168,11 @@ static void check_module(const cldm_device_module *m) {
     i += count;
   }
   assert_true(caps_kernel && caps_addresses && caps_linkage && memory_model);
+  /* the nv variant forwards to the NVPTX allocator; the others hold one, with 64-bit atomics */
+  if (m->features & CLDM_DEVICE_FEATURE_TARGET_PTX)
+    assert_int_equal(imports, 5);
+  else
+    assert_true(caps_int64_atomics && imports == 0);
   assert_true(functions >= 5);
   for (int k = 0; k < 5; k++) {
     assert_int_equal(exported[k], 1);
@@ -195,8 +207,8 @@ static void test_modules_contract(void **state) {
     assert_non_null(strstr(m->name, m->address_bits == 64 ? ".spir64" : ".spir"));
     seen32 |= m->address_bits == 32;
     seen64 |= m->address_bits == 64;
-    baseline32 |= m->address_bits == 32 && m->features == 0;
-    baseline64 |= m->address_bits == 64 && m->features == 0;
+    baseline32 |= m->address_bits == 32 && m->features == CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+    baseline64 |= m->address_bits == 64 && m->features == CLDM_DEVICE_FEATURE_INT64_ATOMICS;
     check_module(m);
   }
   assert_true(seen32 && seen64 && baseline32 && baseline64);
@@ -204,40 +216,35 @@ static void test_modules_contract(void **state) {
 
 static void test_select(void **state) {
   (void)state;
+  const unsigned i64 = CLDM_DEVICE_FEATURE_INT64_ATOMICS;
   const cldm_device_module *m;
-  m = cldm_device_module_select(64, 0);
+  /* every variant needs 64-bit atomics */
+  assert_null(cldm_device_module_select(64, 0));
+  assert_null(cldm_device_module_select(32, CLDM_DEVICE_FEATURE_CL20_ATOMICS));
+  m = cldm_device_module_select(64, i64);
   assert_non_null(m);
   assert_int_equal(m->address_bits, 64);
-  assert_int_equal(m->features, 0);
-  m = cldm_device_module_select(32, 0);
+  assert_string_equal(m->name, "cldm_alloc.cl12.spir64");
+  m = cldm_device_module_select(32, i64);
   assert_non_null(m);
   assert_int_equal(m->address_bits, 32);
-  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS);
+  m = cldm_device_module_select(64, i64 | CLDM_DEVICE_FEATURE_CL20_ATOMICS);
   assert_non_null(m);
-  assert_int_equal(m->features, CLDM_DEVICE_FEATURE_CL20_ATOMICS);
+  assert_int_equal(m->features, i64 | CLDM_DEVICE_FEATURE_CL20_ATOMICS);
   assert_string_equal(m->name, "cldm_alloc.cl20.spir64");
   /* features the modules do not use change nothing */
-  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |
-                                        CLDM_DEVICE_FEATURE_INT64_ATOMICS |
-                                        CLDM_DEVICE_FEATURE_GENERIC_AS);
-  assert_non_null(m);
-  assert_true((m->features & CLDM_DEVICE_FEATURE_CL20_ATOMICS) != 0);
-  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_INT64_ATOMICS);
-  assert_non_null(m);
-  assert_int_equal(m->features, 0);
-  /* the sub-group variant only with the caller's promise of uniform calls */
-  m = cldm_device_module_select(64,
-                                CLDM_DEVICE_FEATURE_CL20_ATOMICS | CLDM_DEVICE_FEATURE_SUBGROUPS);
+  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS | i64 |
+                                        CLDM_DEVICE_FEATURE_GENERIC_AS |
+                                        CLDM_DEVICE_FEATURE_SUBGROUPS);
   assert_non_null(m);
   assert_string_equal(m->name, "cldm_alloc.cl20.spir64");
-  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |
-                                        CLDM_DEVICE_FEATURE_SUBGROUPS |
-                                        CLDM_DEVICE_FEATURE_UNIFORM_CALLS);
+  /* the PTX route's variant: 64-bit only, and only for that route */
+  m = cldm_device_module_select(64, i64 | CLDM_DEVICE_FEATURE_TARGET_PTX);
   assert_non_null(m);
-  assert_string_equal(m->name, "cldm_alloc.cl20_sg.spir64");
-  m = cldm_device_module_select(32, CLDM_DEVICE_FEATURE_UNIFORM_CALLS);
+  assert_string_equal(m->name, "cldm_alloc.nv.spir64");
+  m = cldm_device_module_select(32, i64 | CLDM_DEVICE_FEATURE_TARGET_PTX);
   assert_non_null(m);
-  assert_int_equal(m->features, 0);
+  assert_string_equal(m->name, "cldm_alloc.cl12.spir");
   assert_null(cldm_device_module_select(16, ~0u));
   /* every module is the choice for exactly its own features */
   size_t count;

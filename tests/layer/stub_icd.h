@@ -21,7 +21,8 @@
 #define STUB_PLATFORM_A_EXTENSIONS "cl_khr_icd cl_stub_platform_a"
 #define STUB_PLATFORM_B_EXTENSIONS "cl_khr_icd cl_stub_platform_b "
 #define STUB_DEVICE0_EXTENSIONS "cl_khr_fp64 cl_stub_plain"
-#define STUB_DEVICE1_EXTENSIONS "cl_khr_il_program cl_stub_spirv "
+#define STUB_DEVICE1_EXTENSIONS                                                                    \
+  "cl_khr_il_program cl_khr_int64_base_atomics cl_khr_int64_extended_atomics cl_stub_spirv "
 #define STUB_DEVICE2_EXTENSIONS "cl_khr_byte_addressable_store"
 #define STUB_DEVICE1_IL "SPIR-V_1.0 SPIR-V_1.2"
 #define STUB_DEVICE1_MAX_ALLOC ((cl_ulong)64 << 20)

@@ -56,19 +56,21 @@ static void test_spirv_device_extensions_with_version(void **state) {
   size_t size = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, NULL, &size),
                    CL_SUCCESS);
-  assert_int_equal(size, 3 * sizeof(cl_name_version));
-  cl_name_version v[4];
+  assert_int_equal(size, 5 * sizeof(cl_name_version)); /* the stub's 4, then ours */
+  cl_name_version v[6];
   memset(v, 0x5A, sizeof(v));
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, size - 1, v, NULL),
                    CL_INVALID_VALUE);
   assert_int_equal(((unsigned char *)v)[0], 0x5A);
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, sizeof(v), v, &size),
                    CL_SUCCESS);
-  assert_int_equal(size, 3 * sizeof(cl_name_version));
+  assert_int_equal(size, 5 * sizeof(cl_name_version));
   assert_string_equal(v[0].name, "cl_khr_il_program");
-  assert_string_equal(v[1].name, "cl_stub_spirv");
-  assert_string_equal(v[2].name, EXT);
-  assert_int_equal(v[2].version, CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION);
+  assert_string_equal(v[1].name, "cl_khr_int64_base_atomics");
+  assert_string_equal(v[2].name, "cl_khr_int64_extended_atomics");
+  assert_string_equal(v[3].name, "cl_stub_spirv");
+  assert_string_equal(v[4].name, EXT);
+  assert_int_equal(v[4].version, CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION);
 }
 
 static void test_spirv_sets(void **state) {

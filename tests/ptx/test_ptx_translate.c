@@ -83,11 +83,14 @@ static void load_module(module *m, const char *dir, const char *name, unsigned f
     assert_int_equal(cldm_spirv_inspect(in, n, &m->report, &err), CLDM_SPIRV_OK);
     return;
   }
+  features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS; /* every variant needs them */
   const cldm_device_module *a64 = cldm_device_module_select(64, features);
   const cldm_device_module *a32 = cldm_device_module_select(32, features);
   assert_non_null(a64);
-  if (features == 0)
-    assert_string_equal(a64->name, "cldm_alloc.cl12.spir64");
+  assert_string_equal(a64->name, features & CLDM_DEVICE_FEATURE_TARGET_PTX ? "cldm_alloc.nv.spir64"
+                                 : features & CLDM_DEVICE_FEATURE_CL20_ATOMICS
+                                     ? "cldm_alloc.cl20.spir64"
+                                     : "cldm_alloc.cl12.spir64");
   cldm_spirv_allocator al = {.words32 = a32->words,
                              .num_words32 = a32->num_words,
                              .words64 = a64->words,
@@ -209,9 +212,11 @@ static void translate_fails(const void *spv, size_t size, const cldm_ptx_target 
 /* ---- the project's modules ---------------------------------------------------------------- */
 
 /* Translates one module and checks the PTX for what the route promises. */
-static void check_module(const char *dir, const char *name) {
+/* Translates one module, lowered with allocator variant `features` (0: cl12, the variant of
+ * GPUs before compute capability 8.0; NV: the NVPTX allocator), and checks the PTX. */
+static void check_module_with(const char *dir, const char *name, unsigned features) {
   module m;
-  load_module(&m, dir, name, 0);
+  load_module(&m, dir, name, features);
   size_t n;
   char *ptx = translate_ok(m.spv, m.size, &h200, &n, name);
   printf("ptx: %-44s %7zu bytes of SPIR-V -> %7zu bytes of PTX\n", name, m.size, n);
@@ -240,12 +245,22 @@ static void check_module(const char *dir, const char *name) {
              name);
   if (strstr(ptx, "%nctaid."))
     fail_msg("%s: %%nctaid (libclc's get_num_groups) instead of %%envreg6..8", name);
+  if (m.allocates && (features & CLDM_DEVICE_FEATURE_TARGET_PTX) && !strstr(ptx, "match.any.sync"))
+    fail_msg("%s: lowered with the nv variant, but the NVPTX allocator is not in the PTX", name);
   assemble(ptx, "sm_86", name);
   char *p90 = as_sm90(ptx);
   assemble(p90, "sm_90", name);
   free(p90);
   free(ptx);
   free_module(&m);
+}
+
+#define NV CLDM_DEVICE_FEATURE_TARGET_PTX
+
+/* Both variants the route gives a module: cl12 (compute capability < 8.0) and nv. */
+static void check_module(const char *dir, const char *name) {
+  check_module_with(dir, name, 0);
+  check_module_with(dir, name, NV);
 }
 
 static void test_demo_and_examples(void **state) {
@@ -316,10 +331,40 @@ static void test_e2e_kernels(void **state) {
     check_module(CLDM_TEST_E2E_KERNELS, names[i]);
 }
 
-/* The allocator's own test kernels, linked with its cl12 variant by spirv-link. */
+/* The allocator's own test kernels, linked with its cl12 variant by spirv-link, and with the
+ * nv variant (imports left open: the NVPTX allocator resolves them). */
 static void test_allocator_test_kernels(void **state) {
   (void)state;
-  check_module(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.cl12.spir64.spv");
+  check_module_with(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.cl12.spir64.spv", 0);
+  check_module_with(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.nv.spir64.spv", 0);
+  module m;
+  load_module(&m, CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.nv.spir64.spv", 0);
+  char *ptx = translate_ok(m.spv, m.size, &h200, NULL, "alloc_test nv");
+  assert_non_null(strstr(ptx, "match.any.sync"));
+  assert_null(strstr(ptx, ".extern"));
+  free(ptx);
+  free_module(&m);
+}
+
+/* The NVPTX allocator in a lowered module: a warp's calls combined (match.any, shfl, redux,
+ * ballot), W's 64-bit fetch-and-add and exchange as relaxed atom.global, device-wide fences. */
+static void test_nvptx_allocator(void **state) {
+  (void)state;
+  module m;
+  load_module(&m, CLDM_TEST_EXAMPLES_SPV, "lists.spv", NV);
+  char *ptx = translate_ok(m.spv, m.size, &h200, NULL, "lists.spv (nv)");
+  static const char *const want[] = {
+      "match.any.sync.b32", "shfl.sync.idx.b32",   "redux.sync.add",       "vote.sync.ballot.b32",
+      "activemask.b32",     "atom.global.add.u64", "atom.global.exch.b64", "%smid",
+      "membar.gl"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (!strstr(ptx, want[i]))
+      fail_msg("lists.spv with the nv variant: no %s in the PTX", want[i]);
+  assert_null(strstr(ptx, "membar.cta"));
+  assert_null(strstr(ptx, ".extern"));
+  assert_int_equal(count(ptx, ".entry "), 2);
+  free(ptx);
+  free_module(&m);
 }
 
 /* ---- work-item functions, address spaces, generic pointers -------------------------------- */
@@ -422,8 +467,6 @@ static void test_ordered_allocator_variants(void **state) {
                  CLDM_PTX_E_UNSUPPORTED, "memory semantics");
   expect_refused(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.cl20.spir64.spv", 0,
                  CLDM_PTX_E_UNSUPPORTED, "cl12 variant");
-  expect_refused(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.cl20_sg.spir64.spv", 0,
-                 CLDM_PTX_E_UNSUPPORTED, "Groups");
 }
 
 static void test_physical32_refused(void **state) {
@@ -853,6 +896,7 @@ int main(void) {
       cmocka_unit_test(test_engine_test_modules),
       cmocka_unit_test(test_e2e_kernels),
       cmocka_unit_test(test_allocator_test_kernels),
+      cmocka_unit_test(test_nvptx_allocator),
       cmocka_unit_test(test_workitem_registers),
       cmocka_unit_test(test_address_spaces),
       cmocka_unit_test(test_generic_pointers),

@@ -105,9 +105,9 @@ expect unwritable "cannot create $tmp/no/such/dir/x.spv"
 check builtin-help 0 "$tool" --help
 expect builtin-help "built-in allocator"
 check builtin 0 "$tool" lower -o "$tmp/b.spv" "$data/helper_two_kernels.O0.spir64.spv"
-check builtin-validates 0 "$val" --target-env opencl2.2 "$tmp/b.spv"
+check builtin-validates 0 "$val" --target-env spv1.5 "$tmp/b.spv"
 check builtin-cl12 0 "$tool" lower --features none -o "$tmp/b12.spv" "$data/alloc32.spv"
-check builtin-cl12-validates 0 "$val" --target-env opencl2.2 "$tmp/b12.spv"
+check builtin-cl12-validates 0 "$val" --target-env spv1.5 "$tmp/b12.spv"
 check bad-feature 2 "$tool" lower --features warp -o "$tmp/x.spv" "$data/alloc64.spv"
 expect bad-feature "unknown feature 'warp'"
 

@@ -35,8 +35,11 @@ static const char usage_text[] =
     "        allocate is written out unchanged. --allocator gives a Physical32 or Physical64\n"
     "        allocator module (repeat for both); without it the built-in allocator (device/) "
     "is used,\n"
-    "        the variant chosen by --features: all (default), none, or a comma list of\n"
-    "        cl20,int64,subgroups,generic.\n"
+    "        the variant chosen by --features: all (default: every device feature), none\n"
+    "        (OpenCL 1.2 atomics), or a comma list of cl20,subgroups,generic,ptx (ptx: the\n"
+    "        PTX route's variant, which imports the allocator the PTX backend links).\n"
+    "        64-bit atomics (cl_khr_int64_base_atomics) are always assumed: every variant\n"
+    "        needs them.\n"
     "  raise [-o OUT]   Import-linkage calls -> OpExtInst \"SPV_EXT_device_malloc\"\n"
     "  info             kernels, whether each allocates, hidden-argument index, forms used\n"
     "  dis [-o OUT] [--malloc-only]\n"
@@ -49,8 +52,8 @@ static const char usage_text[] =
     "                   H200: LLVM 15 emits sm_86 PTX for anything newer), --options the\n"
     "                   clBuildProgram options (-cl-opt-disable turns optimisation off).\n"
     "                   A module that allocates is lowered first, with the allocator\n"
-    "                   variant of --features (default none: OpenCL 1.2 atomics and fences,\n"
-    "                   the only variant the PTX path compiles correctly)\n"
+    "                   variant of --features (default: ptx, the NVPTX allocator, for\n"
+    "                   --sm 80 and newer; none, OpenCL 1.2 atomics and fences, below)\n"
     "INPUT or OUT may be '-' for stdin/stdout. Binary output is not written to a terminal.\n"
     "exit status: 0 ok, 1 module rejected, 2 usage, 3 I/O error, 4 no usable allocator,\n"
     "5 PTX backend unavailable (not built, or libclc missing)\n";
@@ -187,9 +190,10 @@ static int load_allocators(const options *o, allocators *al) {
       al->a.num_words64 = size / 4;
     }
   }
-  unsigned features = ~0u;
+  unsigned features = CLDM_DEVICE_FEATURE_INT64_ATOMICS | CLDM_DEVICE_FEATURE_CL20_ATOMICS |
+                      CLDM_DEVICE_FEATURE_SUBGROUPS | CLDM_DEVICE_FEATURE_GENERIC_AS;
   if (o->features && strcmp(o->features, "all")) {
-    features = 0;
+    features = CLDM_DEVICE_FEATURE_INT64_ATOMICS;
     char list[256];
     snprintf(list, sizeof list, "%s", o->features);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -201,6 +205,8 @@ static int load_allocators(const options *o, allocators *al) {
         features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
       else if (!strcmp(t, "generic"))
         features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+      else if (!strcmp(t, "ptx"))
+        features |= CLDM_DEVICE_FEATURE_TARGET_PTX;
       else if (strcmp(t, "none")) {
         fprintf(stderr, "%s: unknown feature '%s'\n", prog, t);
         return EXIT_USAGE;
@@ -344,8 +350,8 @@ static int cmd_ptx(const options *o, const void *in, size_t size) {
   int rc = 0;
   if (allocates) {
     options lo = *o;
-    if (!lo.features)
-      lo.features = "none";
+    if (!lo.features) /* the variant the layer gives such a device (layer_device.c) */
+      lo.features = t.cc_major >= 8 ? "ptx" : "none";
     allocators al = {0};
     rc = load_allocators(&lo, &al);
     if (!rc && cldm_spirv_lower(in, size, &al.a, &lowered, &lowered_size, NULL, &err))

@@ -281,6 +281,33 @@ entry:
   ret void
 }
 
+; 64-bit atom_add / atom_xchg on global memory (cl_khr_int64_base_atomics), which libclc-15's
+; NVPTX library lacks: relaxed atom.global.add.u64 / atom.global.exch.b64 (OpenCL 1.2 atomics
+; order nothing; the allocator orders them with mem_fence). Signed and unsigned manglings.
+define i64 @_Z8atom_addPU3AS1Vll(ptr addrspace(1) %p, i64 %v) #1 {
+entry:
+  %r = atomicrmw add ptr addrspace(1) %p, i64 %v monotonic, align 8
+  ret i64 %r
+}
+
+define i64 @_Z8atom_addPU3AS1Vmm(ptr addrspace(1) %p, i64 %v) #1 {
+entry:
+  %r = atomicrmw add ptr addrspace(1) %p, i64 %v monotonic, align 8
+  ret i64 %r
+}
+
+define i64 @_Z9atom_xchgPU3AS1Vll(ptr addrspace(1) %p, i64 %v) #1 {
+entry:
+  %r = atomicrmw xchg ptr addrspace(1) %p, i64 %v monotonic, align 8
+  ret i64 %r
+}
+
+define i64 @_Z9atom_xchgPU3AS1Vmm(ptr addrspace(1) %p, i64 %v) #1 {
+entry:
+  %r = atomicrmw xchg ptr addrspace(1) %p, i64 %v monotonic, align 8
+  ret i64 %r
+}
+
 ; global void *to_global(void *)
 define ptr addrspace(1) @__to_global(ptr %p) #0 {
 entry:

@@ -30,6 +30,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "ptx_internal.h"
+#include "cldm_ptx_allocator_bc.h" /* generated: cldm_ptx_allocator_bc[] */
 #include "cldm_ptx_overrides_bc.h" /* generated: cldm_ptx_overrides_bc[] */
 
 #define NVPTX_TRIPLE "nvptx64-nvidia-nvcl"
@@ -38,6 +39,41 @@
 const unsigned char *cldm_ptx_overrides_bitcode(size_t *size) {
   *size = sizeof cldm_ptx_overrides_bc;
   return cldm_ptx_overrides_bc;
+}
+
+const unsigned char *cldm_ptx_allocator_bitcode(size_t *size) {
+  *size = sizeof cldm_ptx_allocator_bc;
+  return cldm_ptx_allocator_bc;
+}
+
+/* 1 if m declares a function the NVPTX allocator defines (a module lowered with the "nv"
+ * allocator variant calls cldm_target_*). */
+static int wants_allocator(LLVMModuleRef m) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t n;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (LLVMIsDeclaration(f) && n > 12 && !strncmp(name, "cldm_target_", 12))
+      return 1;
+  }
+  return 0;
+}
+
+/* Removes the "// callseq N" comments the NVPTX back end writes at calls: N counts calls
+ * over the whole process, so the same module would give different texts in one process
+ * (translations are compared and cached by content). Returns the new length. */
+static size_t strip_callseq(char *text, size_t n) {
+  static const char tag[] = " // callseq ";
+  size_t out = 0;
+  for (size_t i = 0; i < n;) {
+    if (text[i] == ' ' && n - i >= sizeof tag - 1 && !memcmp(text + i, tag, sizeof tag - 1)) {
+      while (i < n && text[i] != '\n')
+        i++; /* the comment runs to the end of its line */
+      continue;
+    }
+    text[out++] = text[i++];
+  }
+  text[out] = '\0';
+  return out;
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -291,7 +327,7 @@ static cldm_ptx_status optimise_and_emit(LLVMModuleRef m, const cldm_ptx_codegen
     } else {
       memcpy(*ptx, s, n);
       (*ptx)[n] = '\0';
-      *ptx_size = n;
+      *ptx_size = strip_callseq(*ptx, n);
     }
   }
   if (out)
@@ -357,6 +393,11 @@ static void run_job(void *arg) {
     }
   }
   j->stage = "linking";
+  if (!st && wants_allocator(m)) { /* before the overrides: it calls some of them */
+    size_t alloc_size;
+    const unsigned char *alloc = cldm_ptx_allocator_bitcode(&alloc_size);
+    st = link_bitcode(ctx, m, alloc, alloc_size, 0, "the NVPTX allocator", CLDM_PTX_E_LINK, log);
+  }
   if (!st)
     st = link_bitcode(ctx, m, ovr, ovr_size, 0, "the work-item function overrides", CLDM_PTX_E_LINK,
                       log);

@@ -136,6 +136,8 @@ cldm_ptx_status cldm_ptx_codegen(const uint32_t *const *words, const size_t *num
                                  cldm_ptx_log *log);
 /* The embedded overrides (work-item functions, fences) as bitcode. */
 const unsigned char *cldm_ptx_overrides_bitcode(size_t *size);
+/* The NVPTX allocator (cldm_target_*, device/), linked into modules that call it. */
+const unsigned char *cldm_ptx_allocator_bitcode(size_t *size);
 
 /* ---- ptx_libclc.c --------------------------------------------------------------------- */
 

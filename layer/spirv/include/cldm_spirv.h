@@ -101,6 +101,10 @@ cldm_spirv_status cldm_spirv_allocator_parse(const uint32_t *words, size_t num_w
                                              cldm_spirv_error *err);
 void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator);
 
+/* Functions an allocator module may import (and the lowered module then imports in turn):
+ * those a target backend defines, e.g. the PTX backend's NVPTX allocator (spec 3.4). */
+#define CLDM_SPIRV_TARGET_PREFIX "cldm_target_"
+
 /* Allocator modules to link, by addressing model (spec 3.2): the words, or (where not NULL,
  * used instead of the words) the same module parsed. Either width may be missing when the
  * caller knows the input's width; lowering a module whose width has no allocator is

@@ -14,6 +14,8 @@
  *     them back into intrinsic declarations, which LLVM requires to be external; if the user's
  *     module exports the same one with the same type, the allocator's copy is dropped and its
  *     calls go to the user's (the reader would merge the two by name anyway);
+ *   - functions it imports named cldm_target_* (the "nv" variant: the PTX backend links their
+ *     definitions) keep their Import linkage, so the lowered module imports them in turn;
  *   - the reader names LLVM functions and globals by OpName and merges equal names, so an
  *     allocator function or global whose name the user's module also gives to a function or
  *     global is renamed "<name>.cldm".
@@ -77,8 +79,14 @@ static cldm_spirv_status find_exports(cldm_spirv_link *l, const uint8_t *needed,
     char name[64];
     if (!cldm_spirv_linkage(a, ii, &target, &type, name, sizeof name))
       continue;
+    if (type == SpvLinkageTypeImport &&
+        strncmp(name, CLDM_SPIRV_TARGET_PREFIX, sizeof(CLDM_SPIRV_TARGET_PREFIX) - 1))
+      return afail(err, a->inst[ii].off,
+                   "imports \"%s\"; it must be self-contained (only " CLDM_SPIRV_TARGET_PREFIX
+                   "* functions, which a target backend provides, may be imported)",
+                   name);
     if (type == SpvLinkageTypeImport)
-      return afail(err, a->inst[ii].off, "imports \"%s\"; it must be self-contained", name);
+      continue;
     for (unsigned op = 1; op <= CLDM_SPIRV_EXT_MAX; op++)
       if (cldm_spirv_ext_names[op] && !strncmp(name, "cldm_", 5) &&
           !strcmp(name + 5, cldm_spirv_ext_names[op]) &&

@@ -63,9 +63,11 @@ static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
     if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 && l->unified[w[1]])
       return 1;
     if (op == SpvOpDecorate && wc >= 4 && w[2] == SpvDecorationLinkageAttributes) {
-      char prefix[8];
+      char prefix[sizeof(CLDM_SPIRV_TARGET_PREFIX)];
       cldm_spirv_string(w + 3, wc - 3, prefix, sizeof prefix);
-      return strncmp(prefix, "spirv.", 6) != 0; /* Export stripped, intrinsics' kept */
+      /* Export stripped; intrinsics' and target imports kept */
+      return strncmp(prefix, "spirv.", 6) != 0 &&
+             strncmp(prefix, CLDM_SPIRV_TARGET_PREFIX, sizeof(prefix) - 1) != 0;
     }
     return op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 &&
            l->unified[w[1]];
@@ -151,6 +153,33 @@ static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
   return st;
 }
 
+/* 1 if function id of the allocator is imported under a target backend's name (spec 3.4). */
+static int target_import(const cldm_spirv_module *a, uint32_t id) {
+  for (uint32_t ii = a->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < a->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
+    uint32_t target, type;
+    char name[64];
+    if (cldm_spirv_linkage(a, ii, &target, &type, name, sizeof name) && target == id &&
+        type == SpvLinkageTypeImport &&
+        !strncmp(name, CLDM_SPIRV_TARGET_PREFIX, sizeof(CLDM_SPIRV_TARGET_PREFIX) - 1))
+      return 1;
+  }
+  return 0;
+}
+
+/* A function the allocator imports from a target backend: its declaration, which the output
+ * keeps with its Import linkage among the declarations (before every definition). */
+static cldm_spirv_status emit_declaration(cldm_spirv_link *l, cldm_spirv_buf *b,
+                                          const cldm_spirv_function *f, uint16_t *pos,
+                                          cldm_spirv_error *err) {
+  const cldm_spirv_module *a = l->a;
+  if (!target_import(a, f->id))
+    return afail(err, a->inst[f->begin].off, "function %%%u has no body", f->id);
+  cldm_spirv_status st = CLDM_SPIRV_OK;
+  for (uint32_t ii = f->begin; ii <= f->end && !st; ii++)
+    st = emit_mapped(l, b, ii, pos, err);
+  return st;
+}
+
 cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
                                        cldm_spirv_error *err) {
   const cldm_spirv_module *a = l->a;
@@ -176,7 +205,8 @@ cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
   }
   for (uint32_t f = 0; f < a->nfn && !st; f++)
     if (!l->shared_fn[f])
-      st = emit_function(l, &o->sec[CLDM_SPIRV_SEC_FUNCTION], &a->fn[f], pos, err);
+      st = a->fn[f].body ? emit_function(l, &o->sec[CLDM_SPIRV_SEC_FUNCTION], &a->fn[f], pos, err)
+                         : emit_declaration(l, &o->decls, &a->fn[f], pos, err);
   free(pos);
   return st;
 }

@@ -114,8 +114,23 @@ uint32_t *st_asm_ext(const char *text, size_t *size) {
   return w;
 }
 
+/* 1 if the module declares OpCapability Int64Atomics (the allocator modules do). */
+static int st_has_int64_atomics(const void *bytes, size_t size) {
+  const uint32_t *w = bytes;
+  for (size_t i = 5; i + 1 < size / 4 && (w[i] >> 16); i += w[i] >> 16) {
+    if ((w[i] & 0xFFFFu) != 17 /* OpCapability */)
+      break; /* capabilities come first */
+    if (w[i + 1] == 12 /* Int64Atomics */)
+      return 1;
+  }
+  return 0;
+}
+
 int st_validate(const void *bytes, size_t size, char *msg, size_t cap) {
-  return st_validate_env(bytes, size, "opencl2.2", msg, cap);
+  /* SPIRV-Tools 2023.1's OpenCL environments reject Int64Atomics, which OpenCL allows with
+   * cl_khr_int64_base_atomics: such modules get the core rules (spv1.5 takes 1.0-1.5) */
+  return st_validate_env(bytes, size, st_has_int64_atomics(bytes, size) ? "spv1.5" : "opencl2.2",
+                         msg, cap);
 }
 
 int st_validate_env(const void *bytes, size_t size, const char *env, char *msg, size_t cap) {

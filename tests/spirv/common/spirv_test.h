@@ -27,7 +27,8 @@ uint32_t *st_asm(const char *text, size_t *size);
  * takes any instruction number there, written as a number: `OpExtInst %p %set 1 %size`) and its
  * name patched in the binary. */
 uint32_t *st_asm_ext(const char *text, size_t *size);
-/* spirv-val --target-env opencl2.2: 0 if valid, else -1 with the message in msg. */
+/* spirv-val --target-env opencl2.2 (spv1.5 for modules with Int64Atomics, which SPIRV-Tools'
+ * OpenCL environments reject): 0 if valid, else -1 with the message in msg. */
 int st_validate(const void *bytes, size_t size, char *msg, size_t cap);
 /* The same with another target environment (e.g. "spv1.4"). */
 int st_validate_env(const void *bytes, size_t size, const char *env, char *msg, size_t cap);
