@@ -105,7 +105,8 @@ python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
 cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
 chmod +x "$top/run-tests.sh"
 (cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
-  ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv) | while read -r f; do
+  ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv \
+    tests/device/alloc_test.cldm_alloc.nv.spir64.spv) | while read -r f; do
   mkdir -p "$top/data/$(dirname "$f")"
   cp "$build/$f" "$top/data/$f"
 done

@@ -4,8 +4,11 @@ on a machine without CMake (an NVIDIA machine, from the pack tools/gpu-pack.sh w
 
 It reads `ctest --show-only=json-v1` and keeps every end-to-end test (label e2e) that runs real
 kernels through the layer on the default driver (not the stub ICD, not pocl-specific checks),
-plus the device allocator's tests of the variant the PTX route uses (cl12; they set the heap
-argument by hand and reach NVIDIA's driver through the layer, which translates any SPIR-V).
+plus the device allocator's tests (tests/device) of the two variants the PTX route uses:
+cl12 (GPUs before compute capability 8.0) and nv (the NVPTX allocator; its tests are the cl12
+ones run on alloc_test.cldm_alloc.nv.spir64.spv, which pocl cannot run, so ctest has none of
+its own). They set the heap argument by hand and reach NVIDIA's driver through the layer,
+which translates any SPIR-V.
 One line per test, fields separated by "|" (a field may be empty):
 
     name  loader  executable  data-dir  env  args...
@@ -26,7 +29,8 @@ RUNNER_SETS = {"OCL_ICD_VENDORS", "POCL_CACHE_DIR", "CLDM_TEST_DATA_DIR", "OPENC
                "CLDM_TEST_LOADER", "LD_LIBRARY_PATH", "LSAN_OPTIONS", "ASAN_OPTIONS",
                "UBSAN_OPTIONS", "CLDM_DUMP_DIR"}
 SKIP_EXECUTABLES = {"test_layer_pocl", "spirv_e2e"}  # pocl-specific, or no layer by design
-DEVICE_VARIANT = "cldm_alloc.cl12.spir64"  # the allocator variant of the PTX route
+DEVICE_VARIANT = "cldm_alloc.cl12.spir64"  # registered with ctest (pocl runs it)
+DEVICE_VARIANTS_GPU = {"cl12": "cldm_alloc.cl12.spir64", "nv": "cldm_alloc.nv.spir64"}
 
 
 def rel(path, build):
@@ -51,7 +55,7 @@ def main():
         labels = props.get("LABELS", [])
         env = dict(e.split("=", 1) for e in props.get("ENVIRONMENT", []))
         cmd = t.get("command") or []
-        if "e2e" not in labels or not cmd or "slow" in labels:
+        if "e2e" not in labels or not cmd:
             continue
         exe = os.path.basename(cmd[0])
         if exe in SKIP_EXECUTABLES or env.get("OCL_ICD_VENDORS") != vendors:
@@ -68,10 +72,16 @@ def main():
                 print(cmd[0])
             continue
         targs = [rel(a, build) if os.path.isabs(a) else a for a in cmd[1:]]
-        fields = [t["name"], loader, exe, datadir, own] + targs
-        if any("|" in f for f in fields):
-            sys.exit(f"gpu-tests.py: test {t['name']}: '|' in a field")
-        print("|".join(fields))
+        variants = [("", targs)]
+        if device_test:
+            variants = [(v, [m if a == DEVICE_VARIANT else a for a in targs])
+                        for v, m in DEVICE_VARIANTS_GPU.items()]
+        for v, vargs in variants:
+            name = t["name"].replace("_cl12_", f"_{v}_").replace("stress_cl12", f"stress_{v}")
+            fields = [name, loader, exe, datadir, own] + vargs
+            if any("|" in f for f in fields):
+                sys.exit(f"gpu-tests.py: test {t['name']}: '|' in a field")
+            print("|".join(fields))
 
 
 if __name__ == "__main__":
