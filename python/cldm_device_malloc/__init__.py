@@ -35,8 +35,6 @@ __all__ = [
     "reset_heap",
 ]
 
-__version__ = "0.1.0"
-
 EXTENSION_NAME = "cl_ext_device_malloc"
 
 # include/CL/cl_ext_device_malloc.h (provisional values, experimental range)
