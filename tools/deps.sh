@@ -8,7 +8,10 @@
 #      dependency cache (bookworm's pocl 3.1 does not accept SPIR-V);
 #   3. unpacks the Khronos OpenCL-ICD-Loader (Debian sid's binary package
 #      khronos-opencl-icd-libopencl1) into the cache, next to the system's ocl-icd;
-#   4. writes a vendors directory naming only our pocl (OCL_ICD_VENDORS).
+#   4. writes a vendors directory naming only our pocl (OCL_ICD_VENDORS);
+#   5. unpacks Debian's python3-pyopencl and the Python packages it needs that the system lacks
+#      into the cache (tests/python): installing it would pull an ICD package, and apt would
+#      pick Debian's pocl 3.1, which must never be installed beside ours.
 # The system's apt configuration is never changed: trixie and sid are reached through
 # private source lists under the cache. With the cache present a re-run takes seconds.
 #
@@ -30,6 +33,12 @@ packages=(
   libclc-15
   libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
   spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
+  python3-numpy
+)
+# Unpacked, never installed (step 5): python3-pyopencl and those of its Python dependencies
+# (apt-cache depends python3-pyopencl, recursively) that the packages above do not bring.
+pyopencl_packages=(
+  python3-pytools python3-platformdirs python3-typing-extensions python3-mako python3-markupsafe
 )
 
 install_packages() {
@@ -121,6 +130,30 @@ build_pocl() {
   touch "$CLDM_POCL_PREFIX/.complete"
 }
 
+fetch_pyopencl() {
+  [ -e "$CLDM_PYOPENCL_DIR/.complete" ] && return 0
+  local codename; codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  log "fetching python3-pyopencl $CLDM_PYOPENCL_VERSION (Debian $codename binaries, unpacked only)"
+  local tmp; tmp=$(mktemp -d)
+  local line; line="deb $(debian_mirror) $codename main"
+  private_apt "$codename" "$line" update >/dev/null
+  (cd "$tmp" && { private_apt "$codename" "$line" \
+      download "python3-pyopencl=$CLDM_PYOPENCL_VERSION" >/dev/null 2>&1 ||
+    { log "python3-pyopencl $CLDM_PYOPENCL_VERSION is gone; taking $codename's current one";
+      private_apt "$codename" "$line" download python3-pyopencl >/dev/null; }; } &&
+    private_apt "$codename" "$line" download "${pyopencl_packages[@]}" >/dev/null)
+  rm -rf "$CLDM_PYOPENCL_DIR.tmp"; mkdir -p "$CLDM_PYOPENCL_DIR.tmp"
+  local deb
+  for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$CLDM_PYOPENCL_DIR.tmp"; done
+  rm -rf "$tmp"
+  # it must import with Debian's Python and numpy (no driver needed for that)
+  PYTHONPATH="$CLDM_PYOPENCL_DIR.tmp/usr/lib/python3/dist-packages" OCL_ICD_VENDORS=/nonexistent \
+    /usr/bin/python3 -c 'import pyopencl' ||
+    { log "the unpacked pyopencl does not import (a Python dependency missing?)"; exit 1; }
+  rm -rf "$CLDM_PYOPENCL_DIR"; mv "$CLDM_PYOPENCL_DIR.tmp" "$CLDM_PYOPENCL_DIR"
+  touch "$CLDM_PYOPENCL_DIR/.complete"
+}
+
 write_vendors() {
   mkdir -p "$CLDM_VENDORS_DIR"
   local lib; lib=$(find "$CLDM_POCL_PREFIX" -name 'libpocl.so*' -type f | head -1)
@@ -133,4 +166,5 @@ install_packages
 fetch_khronos_loader
 build_pocl
 write_vendors
-log "ready: pocl in $CLDM_POCL_PREFIX, Khronos loader in $CLDM_KHRONOS_LIBDIR"
+fetch_pyopencl
+log "ready: pocl in $CLDM_POCL_PREFIX, Khronos loader in $CLDM_KHRONOS_LIBDIR, PyOpenCL in $CLDM_PYOPENCL_PYTHONPATH"
