@@ -68,7 +68,19 @@ static double rate(size_t n, const timing *t) { return (double)n / t->best_s / 1
 int main(int argc, char **argv) {
   size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
   int reps = argc > 2 ? atoi(argv[2]) : 5;
-  static const uint32_t sizes[] = {16, 256, 4096};
+  uint32_t sizes[16] = {16, 256, 4096};
+  size_t num_sizes = 3;
+  if (getenv("CLDM_BENCH_SIZES")) { /* e.g. 16,64,256,1024,4096 */
+    num_sizes = 0;
+    for (const char *p = getenv("CLDM_BENCH_SIZES"); *p && num_sizes < 16;) {
+      char *end;
+      unsigned long v = strtoul(p, &end, 10);
+      if (end == p || v == 0 || v > CLDM_MAX_CLASS_BYTES)
+        fail_run("CLDM_BENCH_SIZES: sizes 1..32768, comma-separated");
+      sizes[num_sizes++] = (uint32_t)v;
+      p = *end == ',' ? end + 1 : end;
+    }
+  }
   char modules[1024] = CLDM_BENCH_MODULES;
   if (getenv("CLDM_BENCH_MODULES")) /* e.g. cldm_alloc.cl20.spir64 */
     snprintf(modules, sizeof modules, "%s", getenv("CLDM_BENCH_MODULES"));
@@ -96,7 +108,7 @@ int main(int argc, char **argv) {
     cl_kernel kmf = cldm_dtest_kernel(&env, "k_malloc_free"),
               kb = cldm_dtest_kernel(&env, "k_bump");
     cl_mem ptrs = cldm_dtest_buffer(&env, n * 8, NULL);
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    for (size_t si = 0; si < num_sizes; si++) {
       cl_uint size = sizes[si];
       uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
       uint64_t heap_bytes = need + need / 8 + (16u << 20);
