@@ -2,7 +2,8 @@
 # tools/deps.sh — installs and builds everything the project needs outside the repo.
 #
 # On a fresh Debian 12 machine (as root) this:
-#   1. installs the Debian packages the build and the tests need (only those missing);
+#   1. installs the Debian packages the build, the tests and the benchmark plots need (only
+#      those missing);
 #   2. builds pocl 6.0 with SPIR-V support from Debian trixie's source package into the
 #      dependency cache (bookworm's pocl 3.1 does not accept SPIR-V);
 #   3. unpacks the Khronos OpenCL-ICD-Loader (Debian sid's binary package
@@ -28,6 +29,7 @@ packages=(
   llvm-15-dev libclang-15-dev libclang-cpp15-dev clang-15 libllvmspirvlib-15-dev llvm-spirv-15
   libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
   spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
+  python3-matplotlib
 )
 
 install_packages() {
