@@ -488,7 +488,9 @@ def plots(d):
         a1.legend(fontsize=8)
         a2.set_xlabel("round (malloc all, free all)")
         a2.set_ylabel("address range touched (MiB)")
-        a2.set_ylim(bottom=0)
+        top = max([v / MIB for impl in ("opencl", "cuda")
+                   for v in frag_series(d, impl, "steady", "span").values()] or [1])
+        a2.set_ylim(0, top * 1.2)
         a2.set_title("5. Range touched, steady rounds")
         a2.grid(True, alpha=.3)
         a2.legend(fontsize=8)
@@ -581,9 +583,10 @@ def main():
     m = d.meta
     made = [] if a.no_plots else plots(d)
     out = ["# Benchmark suite: %s\n" % m.get("device", "?")]
-    out.append("Run of %s on host `%s`: `cldm-bench-suite` (OpenCL through the "
+    out.append("Run of %s on host `%s` (%s CPUs): `cldm-bench-suite` (OpenCL through the "
                "cl_ext_device_malloc layer) on **%s** (%s, %s; %s compute units), %s scale, "
-               "%.0f s.%s\n" % (m.get("date", "?"), m.get("host", "?"), m.get("device", "?"),
+               "%.0f s.%s\n" % (m.get("date", "?"), m.get("host", "?"), m.get("host_cpus", "?"),
+                                m.get("device", "?"),
                                 m.get("platform", "?"), m.get("device_version", "?"),
                                 m.get("compute_units", "?"), m.get("scale", "?"),
                                 m.get("seconds", 0),

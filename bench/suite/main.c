@@ -15,7 +15,7 @@
 
 static const char usage[] =
     "usage: cldm-bench-suite [options]\n"
-    "  --quick                 the quick scale (about a minute on a 2-core CPU)\n"
+    "  --quick                 the quick scale (under a minute on a 2-core CPU)\n"
     "  --scale quick|medium|full   problem sizes (default full)\n"
     "  --device PATTERN        the first device whose platform or device name contains\n"
     "                          PATTERN (case insensitive); default: the first device that\n"
