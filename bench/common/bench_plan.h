@@ -16,7 +16,7 @@ enum { BP_QUICK = 0, BP_MEDIUM = 1, BP_FULL = 2 };
 /* Largest heap the allocator accepts, rounded down to a power of two: 32 GiB (its limit is
  * 64 GiB - 64 KiB, spec 1.2). */
 #define BP_HEAP_CAP ((uint64_t)32 << 30)
-#define BP_MIN_ITEMS 64u
+#define BP_MIN_ITEMS 32u
 
 typedef struct bp_plan {
   int scale;
