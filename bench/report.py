@@ -596,7 +596,8 @@ def main():
                                 if d.cuda_meta else ""))
     if note:
         out.append("**Note:** %s\n" % note)
-    out.append("Heap %s for cases 1-3, 7 and 8, %s for cases 4-6 (%s: the same sizes set with "
+    out.append("Heap %s for cases 1-3 and 7, %s for cases 4-6, the default 8 MiB for case 8 "
+               "(%s: the same sizes set with "
                "`clSetDeviceHeapSizeEXT`%s); up to %s work-items per launch, work-groups of %s. "
                "Times are kernel execution times (OpenCL event profiling%s), the best of %s "
                "repetitions after one warm-up (medians in the CSV); every repetition is checked "

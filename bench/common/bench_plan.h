@@ -20,7 +20,7 @@ enum { BP_QUICK = 0, BP_MEDIUM = 1, BP_FULL = 2 };
 
 typedef struct bp_plan {
   int scale;
-  uint64_t heap;       /* heap of cases 1-3, 7 and 8 */
+  uint64_t heap;       /* heap of cases 1-3 and 7 (case 8 uses the default 8 MiB) */
   uint64_t fill_heap;  /* heap of cases 4-6 (filled up to the last block, so smaller) */
   uint32_t n_max;      /* largest launch, in work-items */
   uint32_t fill_items; /* work-items of the launches that fill the heap (cases 4 and 6) */

@@ -2,8 +2,8 @@
  * main.cu — cldm-bench-cuda: bench/suite's cases with CUDA's device malloc/free on one CUDA
  * device, for the same-run, same-GPU comparison (bench/run.sh runs it after the OpenCL suite
  * and passes the heap sizes that run used). Options, the plan (bench/common/bench_plan.h), two
- * heap sizes (main heap: cases 1-3, 7, 8; fill heap: cases 4-6; cases.cu's bc_heap_fresh sets
- * them), cuda.csv and cuda.meta.json.
+ * heap sizes (main heap: cases 1-3, 7; fill heap: cases 4-6; case 8 the default 8 MiB, as
+ * in the OpenCL suite; cases.cu's bc_heap_fresh sets them), cuda.csv and cuda.meta.json.
  * Exit status 1 if a correctness check failed, 2 on a CUDA error or without a device.
  */
 #include <stdarg.h>

@@ -22,7 +22,7 @@ static const char usage[] =
     "                          reports cl_ext_device_malloc\n"
     "  --kernels DIR           the suite's SPIR-V files (default: kernels/ next to this program)\n"
     "  --out DIR               where opencl.csv and opencl.meta.json go (default: .)\n"
-    "  --heap SIZE             main heap (cases 1-3, 7, 8), bytes or K/M/G (default: from the device)\n"
+    "  --heap SIZE             main heap (cases 1-3, 7), bytes or K/M/G (default: from the device)\n"
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions (after one warm-up)\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
   for (int c = 1; c <= BS_NUM_CASES; c++)
     if (wanted(&o, c))
       snprintf(cases + strlen(cases), sizeof cases - strlen(cases), "%s%d", cases[0] ? "," : "", c);
-  fprintf(stderr, "[bench] device: %s (%s), %s scale, heap %llu MiB (cases 1-3, 7, 8), fill heap "
+  fprintf(stderr, "[bench] device: %s (%s), %s scale, heap %llu MiB (cases 1-3, 7), fill heap "
                   "%llu MiB (cases 4-6), up to %u work-items, best of %d after a warm-up\n",
           d.name, d.platform_name, bp_scale_name(plan.scale), (unsigned long long)(plan.heap >> 20),
           (unsigned long long)(plan.fill_heap >> 20), plan.n_max, plan.reps);
