@@ -177,8 +177,12 @@ static void run_batch(bc_ctx &c, const batch &b) {
         goto done;
       }
       double t_p = launch(c, k_prealloc, n, 0, 0, arena, ptrs, n, b.size, b.mixed, b.k, b.seed);
-      if (r < 0)
+      if (r < 0) { /* the baselines' blocks, checked once */
+        dev_read(host.data(), ptrs, n);
+        if (check_blocks(what, host.data(), n, b.size, b.mixed, b.k, b.seed, 1, NULL, NULL) < 0)
+          goto done;
         continue;
+      }
       tm.add(t_m);
       tf.add(t_f);
       tmf.add(t_mf);
