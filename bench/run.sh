@@ -83,6 +83,7 @@ if [ -z "$out" ]; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+case $out in "$PWD"/*) out=${out#"$PWD"/} ;; esac  # relative where possible: no absolute paths in run.log
 log=$out/run.log
 : > "$log"
 echo "[bench] results: $out" | tee -a "$log" >&2
