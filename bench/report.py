@@ -165,7 +165,7 @@ def sec_util(d):
         a = d.get("opencl", "utilisation", "fill", s, n, p, "in_use")
         t = d.get("opencl", "utilisation", "fill", s, n, p, "time")
         blocks = d.ops("opencl", "utilisation", "fill", s, n, p, "utilisation")
-        r = [size_str(s), str(blocks), fmt(u, 4), fmt(a, 4), fmt(t), fmt(rate(blocks, t), 1),
+        r = [size_str(s), str(blocks), fmt(u, 4), fmt(a, 4), fmt(t), fmt(rate(blocks, t), 3),
              fmt(d.get("opencl", "utilisation", "fill_free", s, n, p, "time"))]
         if d.has_cuda:
             cu = d.get("cuda", "utilisation", "fill", s, n, p, "utilisation")
