@@ -16,8 +16,7 @@
 #define ITEMS 4096
 #define MAX_LEN 24
 
-static int run(cl_platform_id platform, cl_device_id dev, const char *spv)
-{
+static int run(cl_platform_id platform, cl_device_id dev, const char *spv) {
   cl_int err;
   cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
   CHECK(err);
@@ -68,13 +67,14 @@ static int run(cl_platform_id platform, cl_device_id dev, const char *spv)
     nodes += len[i];
     if (nfailed == 0 && (len[i] != want_len || s[i] != want_sum)) {
       if (bad++ < 5)
-        printf("  work-item %llu: length %u sum %llu, want %llu and %llu\n",
-               (unsigned long long)i, len[i], (unsigned long long)s[i],
-               (unsigned long long)want_len, (unsigned long long)want_sum);
+        printf("  work-item %llu: length %u sum %llu, want %llu and %llu\n", (unsigned long long)i,
+               len[i], (unsigned long long)s[i], (unsigned long long)want_len,
+               (unsigned long long)want_sum);
     }
   }
-  printf("%d work-items built %llu list nodes with malloc, a later kernel summed and freed them: %s\n",
-         ITEMS, nodes, bad || nfailed ? "MISMATCH" : "all sums and lengths verified");
+  printf(
+      "%d work-items built %llu list nodes with malloc, a later kernel summed and freed them: %s\n",
+      ITEMS, nodes, bad || nfailed ? "MISMATCH" : "all sums and lengths verified");
   free(s);
   free(len);
   clReleaseMemObject(heads);
@@ -89,8 +89,7 @@ static int run(cl_platform_id platform, cl_device_id dev, const char *spv)
   return bad || nfailed ? 1 : 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR;
   cl_platform_id platform;
   cl_device_id dev = example_device(&platform);
@@ -100,8 +99,9 @@ int main(int argc, char **argv)
   printf("device: %s\n  reports %s: %s\n", name, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME,
          strstr(ext, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME) ? "yes" : "no");
 
-  clSetDeviceHeapSizeEXT_fn set_heap_size = (clSetDeviceHeapSizeEXT_fn)
-      clGetExtensionFunctionAddressForPlatform(platform, "clSetDeviceHeapSizeEXT");
+  clSetDeviceHeapSizeEXT_fn set_heap_size =
+      (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
+                                                                          "clSetDeviceHeapSizeEXT");
   if (!set_heap_size) {
     fprintf(stderr, "clSetDeviceHeapSizeEXT not found\n");
     return 1;
@@ -109,14 +109,16 @@ int main(int argc, char **argv)
   CHECK(set_heap_size(dev, 16u << 20));
   size_t heap = 0;
   CHECK(clGetDeviceInfo(dev, CL_DEVICE_HEAP_SIZE_EXT, sizeof(heap), &heap, NULL));
-  printf("  clSetDeviceHeapSizeEXT(16 MiB) -> CL_SUCCESS; CL_DEVICE_HEAP_SIZE_EXT = %zu bytes\n", heap);
+  printf("  clSetDeviceHeapSizeEXT(16 MiB) -> CL_SUCCESS; CL_DEVICE_HEAP_SIZE_EXT = %zu bytes\n",
+         heap);
 
   int rc = 0;
   const char *forms[] = {"lists.spv", "lists.extinst.spv"};
   for (int i = 0; i < 2; i++) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, forms[i]);
-    printf("\n== %s form\n", i == 0 ? "Import-linkage (clang + llvm-spirv)" : "SPV_EXT_device_malloc OpExtInst");
+    printf("\n== %s form\n",
+           i == 0 ? "Import-linkage (clang + llvm-spirv)" : "SPV_EXT_device_malloc OpExtInst");
     rc |= run(platform, dev, path);
   }
   printf("\n%s\n", rc ? "demo FAILED" : "demo passed");

@@ -18,17 +18,16 @@
 #include "cldm_cl_device.h"
 #include "cldm_file.h"
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    cl_int check_err_ = (call);                                                            \
-    if (check_err_ != CL_SUCCESS) {                                                        \
-      fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, check_err_);    \
-      exit(1);                                                                             \
-    }                                                                                      \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cl_int check_err_ = (call);                                                                    \
+    if (check_err_ != CL_SUCCESS) {                                                                \
+      fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, check_err_);            \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-static inline void *example_read(const char *path, size_t *size)
-{
+static inline void *example_read(const char *path, size_t *size) {
   void *buf = cldm_file_read(path, size);
   if (!buf) {
     fprintf(stderr, "cannot read %s\n", path);
@@ -37,8 +36,7 @@ static inline void *example_read(const char *path, size_t *size)
   return buf;
 }
 
-static inline cl_program example_program(cl_context ctx, cl_device_id dev, const char *path)
-{
+static inline cl_program example_program(cl_context ctx, cl_device_id dev, const char *path) {
   size_t size;
   void *il = example_read(path, &size);
   cl_int err;
@@ -59,8 +57,7 @@ static inline cl_program example_program(cl_context ctx, cl_device_id dev, const
 }
 
 /* The first device that reports cl_ext_device_malloc, or exit. */
-static inline cl_device_id example_device(cl_platform_id *platform)
-{
+static inline cl_device_id example_device(cl_platform_id *platform) {
   cl_device_id d = cldm_cl_find_device(NULL, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME, platform);
   if (d)
     return d;
@@ -69,11 +66,15 @@ static inline cl_device_id example_device(cl_platform_id *platform)
   exit(1);
 }
 
-static inline void example_print_heap(cl_platform_id platform, cl_command_queue q, const char *when)
-{
-  clGetDeviceHeapInfoEXT_fn info = (clGetDeviceHeapInfoEXT_fn)
-      clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceHeapInfoEXT");
-  static const struct { cl_device_heap_info_ext name; const char *text; } fields[] = {
+static inline void example_print_heap(cl_platform_id platform, cl_command_queue q,
+                                      const char *when) {
+  clGetDeviceHeapInfoEXT_fn info =
+      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
+                                                                          "clGetDeviceHeapInfoEXT");
+  static const struct {
+    cl_device_heap_info_ext name;
+    const char *text;
+  } fields[] = {
       {CL_DEVICE_HEAP_INFO_SIZE_EXT, "size"},
       {CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT, "bytes in use"},
       {CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT, "peak bytes in use"},

@@ -9,8 +9,7 @@
 
 #define ITEMS 2048
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR;
   char producer_path[4096], consumer_path[4096];
   snprintf(producer_path, sizeof(producer_path), "%s/producer.spv", dir);
@@ -43,8 +42,9 @@ int main(int argc, char **argv)
   CHECK(clEnqueueNDRangeKernel(q, consume, 1, NULL, &global, NULL, 0, NULL, NULL));
   example_print_heap(platform, q, "after the consumer program");
   CHECK(clEnqueueReadBuffer(q, errors, CL_TRUE, 0, sizeof(nerr), &nerr, 0, NULL, NULL));
-  clGetDeviceHeapInfoEXT_fn info = (clGetDeviceHeapInfoEXT_fn)
-      clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceHeapInfoEXT");
+  clGetDeviceHeapInfoEXT_fn info =
+      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
+                                                                          "clGetDeviceHeapInfoEXT");
   cl_ulong live = 1;
   CHECK(info(q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, sizeof(live), &live, NULL));
   printf("%d records produced by one program and consumed by another: %s\n", ITEMS,

@@ -7,7 +7,12 @@
  * guarded by CLDM_NEXT_HAS() because loaders pass tables of different lengths.
  *
  * Prototypes are grouped by the file that defines them, so this header reads as a map of
- * the layer's modules.
+ * the layer's modules; each group lists its module's intercepts (`<clName>_wrap`, all put into
+ * the dispatch table by layer_init.c) after its internal interface. Apart from the next
+ * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
+ * cycles, each only modules to its left:
+ *   log, map, info < device < query, heap < heap_api, lifetime < program < kernel, extfn
+ *   < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -21,11 +26,15 @@
 #include <CL/cl_icd.h>
 #include <CL/cl_ext_device_malloc.h>
 
+#include "cldm_spirv.h"
+
 #ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR /* cl_khr_spirv_queries, newer headers */
 #define CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR 0x12B9
 #endif
 
 #define CLDM_EXPORT __attribute__((visibility("default")))
+
+#define CLDM_NVIDIA_VENDOR_ID 0x10DEu /* CL_DEVICE_VENDOR_ID of NVIDIA's devices (PCI id) */
 
 /* ---- layer_init.c: entry points, dispatch tables -------------------------------------- */
 
@@ -37,7 +46,7 @@ extern cl_uint cldm_next_entries;
 /* True when the next table has a non-NULL entry `fn` (never reads past its length). */
 #define CLDM_NEXT_HAS(fn) (cldm_next && CLDM_SLOT(fn) < cldm_next_entries && cldm_next->fn)
 
-/* ---- layer_log.c: logging and configuration knobs (README "Knobs") --------------------- */
+/* ---- layer_log.c: messages on stderr, filtered by CLDM_LOG (README "Knobs") ------------ */
 
 typedef enum cldm_log_level {
   CLDM_LOG_NONE = 0,
@@ -50,14 +59,20 @@ typedef enum cldm_log_level {
 void cldm_log(cldm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cldm_log_enabled(cldm_log_level level);
 
+/* ---- layer_config.c: the other knobs (README "Knobs") ----------------------------------- */
+
 /* Default heap size in bytes: CLDM_HEAP_SIZE (bytes, K/M/G suffixes) or 8 MiB. */
 size_t cldm_config_default_heap_size(void);
 /* Directory to dump lowered SPIR-V into (CLDM_DUMP_DIR), or NULL. */
 const char *cldm_config_dump_dir(void);
 /* "svm" or "buffer" if CLDM_HEAP_MEMORY forces the heap's memory kind, else NULL. */
 const char *cldm_config_heap_memory(void);
+/* 0 if CLDM_NVIDIA=off: NVIDIA devices without IL are left as the driver reports them. */
+int cldm_config_nvidia(void);
+/* CLDM_PTX_BACKEND: the PTX backend library to load instead of the one next to the layer. */
+const char *cldm_config_ptx_backend(void);
 
-/* ---- layer_map.c: handle -> record hash map (caller holds the map's lock) ---------------- */
+/* ---- layer_map.c: handle -> value hash map (caller holds the map's lock) ----------------- */
 
 typedef struct cldm_map_slot {
   const void *key;
@@ -70,17 +85,18 @@ typedef struct cldm_map {
   size_t cap, len;
 } cldm_map;
 
-#define CLDM_MAP_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0}
+#define CLDM_MAP_INIT                                                                              \
+  { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 }
 void *cldm_map_get(const cldm_map *m, const void *key);
 int cldm_map_put(cldm_map *m, const void *key, void *value); /* 0, or -1 out of memory */
-void *cldm_map_remove(cldm_map *m, const void *key);          /* the removed value or NULL */
+void *cldm_map_remove(cldm_map *m, const void *key);         /* the removed value or NULL */
 
 /* ---- layer_info.c: helpers for clGet*Info-style answers -------------------------------- */
 
 /* Copies `size` bytes from `src` following the OpenCL query rules: CL_INVALID_VALUE (and
  * nothing written) if param_value is non-NULL and param_value_size < size. */
-cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size,
-                        void *param_value, size_t *param_value_size_ret);
+cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size, void *param_value,
+                        size_t *param_value_size_ret);
 
 /* Runs a size query + value query through `query` into a malloc'd buffer (*out, *out_size).
  * `query` has the shape of clGetDeviceInfo with the object and name bound by the caller. */
@@ -89,30 +105,62 @@ typedef cl_int (*cldm_info_query_fn)(const void *obj, cl_uint name, size_t size,
 cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
                        size_t *out_size);
 /* cldm_info_query_fn adapters for contexts and kernels, and a context's platform (or NULL). */
-cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret);
-cl_platform_id cldm_context_platform(cl_context context);
+cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void *value,
+                               size_t *size_ret);
+cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
+                              size_t *size_ret);
+cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
-/* 1 if `device` accepts SPIR-V (spec 1.1), 0 if not, negative cl_int error if the device
- * handle is not valid. Cached per device. */
-int cldm_device_supported(cl_device_id device);
-/* The current heap-size setting of a supported device (spec 1.2). */
-size_t cldm_device_heap_size(cl_device_id device);
-/* CL_DEVICE_MAX_MEM_ALLOC_SIZE of the device (0 if unknown). */
-cl_ulong cldm_device_max_alloc(cl_device_id device);
+/* How SPIR-V reaches a device (spec 1.1). */
+typedef enum cldm_device_route {
+  CLDM_ROUTE_NONE = 0, /* not served: the device is left exactly as the driver reports it */
+  CLDM_ROUTE_SPIRV,    /* the driver accepts SPIR-V: lowered modules go down as SPIR-V */
+  CLDM_ROUTE_PTX       /* an NVIDIA device without IL: the layer translates SPIR-V to PTX
+                          (layer_ptx.c) and creates programs from binaries */
+} cldm_device_route;
+
+/* What the layer knows of a device, as one consistent copy (cldm_device_snapshot). */
+typedef struct cldm_device_state {
+  int supported; /* route != CLDM_ROUTE_NONE: the extension is offered */
+  cldm_device_route route;
+  unsigned cc_major; /* PTX route: CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / MINOR_NV */
+  unsigned cc_minor;
+  size_t heap_size;     /* heap-size setting for heaps created from now on, bytes (spec 1.2) */
+  cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes (0 if unknown) */
+  unsigned features;    /* CLDM_DEVICE_FEATURE_* (cldm_device.h): picks the allocator variant */
+  cl_uint address_bits; /* CL_DEVICE_ADDRESS_BITS */
+  int svm_coarse;       /* coarse-grained buffer SVM */
+} cldm_device_state;
+
+/* Copies the state of `device` into *state, probing the driver the first time (cached per
+ * device). CL_SUCCESS, or the error that makes the handle invalid; *state then describes an
+ * unknown device (not supported, the default heap size, every other field 0). */
+cl_int cldm_device_snapshot(cl_device_id device, cldm_device_state *state);
 /* clSetDeviceHeapSizeEXT's rules (spec 1.2). */
 cl_int cldm_device_set_heap_size(cl_device_id device, size_t size);
 /* Heap bookkeeping for the CL_INVALID_OPERATION rule: a heap of `device` came to exist / went. */
 void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
-/* Capabilities of a supported device: CLDM_DEVICE_FEATURE_* bits (allocator variant),
- * address bits, coarse-grained SVM. CL_INVALID_DEVICE if not supported. Any out may be NULL. */
-cl_int cldm_device_caps(cl_device_id device, unsigned *features, cl_uint *address_bits,
-                        int *svm_coarse);
-/* 1 if any device of `platform` is supported. */
-int cldm_platform_supported(cl_platform_id platform);
+/* The route of the first supported device of `platform` (CLDM_ROUTE_NONE if none is). */
+cldm_device_route cldm_device_platform_route(cl_platform_id platform);
+
+/* ---- layer_ptx.c: the PTX route, NVIDIA devices without SPIR-V (spec 1.1, 3.4) --------- */
+
+/* 1 if the PTX backend is loaded (loading it on the first call; logs why not). */
+int cldm_ptx_available(void);
+/* A driver program for `devices` (PTX-route devices of `context`) from the SPIR-V `modules`
+ * (one, or several linked together; lowered where they allocate), translated to PTX once per
+ * compute capability and created with clCreateProgramWithBinary. If the backend cannot
+ * translate them, the program is made from an empty PTX module and *build_log (malloc'd)
+ * says why: the caller makes its build fail with that log. With no modules, the program is
+ * made from the empty PTX module without a log. NULL and *errcode_ret on errors
+ * that leave no program (*build_log then NULL). */
+cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
+                                   const cl_device_id *devices, const void *const *modules,
+                                   const size_t *sizes, size_t num_modules, const char *options,
+                                   char **build_log, cl_int *errcode_ret);
 
 /* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
 
@@ -151,70 +199,148 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event);
 /* 1 if any heap exists (cheap; release fast paths). */
-int cldm_heaps_exist(void);
-/* After a release of an object of `context`: frees its heaps if only their references remain. */
-void cldm_heap_reap(cl_context context);
-/* Before the application's clReleaseContext: the same, counting the coming release. */
-void cldm_heap_reap_before_context_release(cl_context context);
+int cldm_heap_any(void);
+/* After a release of an object of `context`, once the application holds no handle to it:
+ * frees its heaps if, after `pending` more releases of the context by the caller, only the
+ * heaps' own references would remain. */
+void cldm_heap_reap(cl_context context, cl_uint pending);
 
-/* ---- layer_program.c: programs of lowered modules (spec 1.5) ----------------------------- */
+/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 
-typedef struct cldm_program_kernel {
-  char *name;
-  int takes_heap;
-  uint32_t num_user_args;
-  uint32_t heap_arg_index;
-} cldm_program_kernel;
+/* The kinds of object whose release may leave only the heaps' references on their context. */
+typedef enum cldm_object_kind {
+  CLDM_OBJECT_QUEUE,
+  CLDM_OBJECT_MEM,
+  CLDM_OBJECT_SAMPLER,
+  CLDM_OBJECT_EVENT,
+  CLDM_OBJECT_PROGRAM,
+  CLDM_OBJECT_KERNEL
+} cldm_object_kind;
 
+/* Releases `object` (a handle of `kind`) through the next table; after a successful release,
+ * frees the heaps of its context that nothing of the application's can reach any more. If
+ * `last` is not NULL, *last becomes 1 if that release dropped the object's last reference
+ * (the caller then forgets its record of the object), else 0. */
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last);
+
+cl_context CL_API_CALL clCreateContext_wrap(
+    const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_context CL_API_CALL clCreateContextFromType_wrap(
+    const cl_context_properties *properties, cl_device_type type,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
+    cl_int *errcode_ret);
+cl_int CL_API_CALL clRetainContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseContext_wrap(cl_context context);
+cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue);
+cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem);
+cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler);
+cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
+
+/* ---- layer_program.c: programs of SPIR-V modules, records and creation (spec 1.5) ------- */
+
+/* The record of a program created from IL through the layer (lowered, or on the PTX route) or
+ * linked from such programs. Read and written with the records locked (cldm_program_lock). */
 typedef struct cldm_program {
-  void *il;                   /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
   size_t il_size;
-  size_t num_kernels;
-  cldm_program_kernel *kernels;
-  char **heap_exports;        /* exported functions that take the heap parameter (linking) */
-  size_t num_heap_exports;
-  char **imports;             /* functions the module imports, other than malloc & co. */
-  size_t num_imports;
+  /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
+   * allocating exports (cldm_spirv_report_append), no imports. */
+  cldm_spirv_report report;
+  /* PTX route (layer_ptx.c): the driver program is made of PTX binaries. */
+  int ptx;
+  void *module; /* the SPIR-V the PTX came from (lowered); NULL for linked programs */
+  size_t module_size;
+  char *build_log; /* non-NULL: no PTX of its own (translation failed, or link_only);
+                      builds fail with this log */
+  int link_only;   /* the module imports functions of other modules: it is translated only
+                      together with them, by clLinkProgram */
+  int compiled;    /* clCompileProgram succeeded (the PTX route has nothing to compile) */
 } cldm_program;
 
-/* Fills the dispatch slots for program, kernel, enqueue and release interception. */
-void cldm_dispatch_fill_program(cl_icd_dispatch *d);
+void cldm_program_lock(void);
+void cldm_program_unlock(void);
+/* The record of `program`, or NULL; the caller holds the lock. */
+cldm_program *cldm_program_find(cl_program program);
+/* Records `rec` (taken over) for `program`, replacing a stale record of a recycled handle. */
+void cldm_program_register(cl_program program, cldm_program *rec);
+void cldm_program_free(cldm_program *rec);
+/* Appends copies of names[0..n) to *list (length *len): 0, or -1 out of memory. */
+int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n);
+void cldm_program_names_free(char **names, size_t n);
+
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
-void *cldm_extfn_program(const char *name);
+void *cldm_program_extfn(const char *name);
 /* 1 if `program` was created from a lowered module (or linked from one). */
 int cldm_program_tracked(cl_program program);
-/* Copies the table entry of kernel `name` of `program` (name field NULL); 0 if none. */
-int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out);
+/* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index and
+ * *num_user_args), else 0 (also for unknown programs and kernels). */
+int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
+                             uint32_t *num_user_args);
+
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
+                                                  cl_int *errcode_ret);
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
+                                         void *value, size_t *size_ret);
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
+
+/* ---- layer_build.c: building, compiling and linking programs (spec 1.5) ------------------ */
+
+cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
+                                       const cl_device_id *device_list, const char *options,
+                                       void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                       void *user_data);
+cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices,
+                                         const cl_device_id *device_list, const char *options,
+                                         cl_uint num_input_headers, const cl_program *input_headers,
+                                         const char **header_include_names,
+                                         void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                         void *user_data);
+cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
+                                          const cl_device_id *device_list, const char *options,
+                                          cl_uint num_inputs, const cl_program *inputs,
+                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                          void *user_data, cl_int *errcode_ret);
+cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
+                                              cl_program_build_info name, size_t size, void *value,
+                                              size_t *size_ret);
 
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 
 typedef struct cldm_kernel {
-  pthread_mutex_t lock;       /* held from binding the heap to the enqueue */
+  pthread_mutex_t lock; /* held from binding the heap to the enqueue */
   uint32_t heap_arg_index;
   uint32_t num_user_args;
 } cldm_kernel;
 
-void cldm_dispatch_fill_kernel(cl_icd_dispatch *d);
 /* The record of a kernel that takes the heap, or NULL. */
 cldm_kernel *cldm_kernel_find(cl_kernel kernel);
+
+cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
+                                          cl_int *errcode_ret);
+cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
+                                                 cl_kernel *kernels, cl_uint *num_ret);
+cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret);
+cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel);
+cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
+                                        void *value, size_t *size_ret);
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
+                                           size_t size, void *value, size_t *size_ret);
+cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
+                                       const void *value);
+cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
+                                                 const void *value);
 
 /* ---- layer_enqueue.c: launches (spec 1.7) ------------------------------------------------ */
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel kernel,
                                                cl_uint work_dim, const size_t *offset,
-                                               const size_t *global_size,
-                                               const size_t *local_size, cl_uint num_events,
-                                               const cl_event *wait_list, cl_event *event);
-cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
-                                      cl_uint num_events, const cl_event *wait_list,
-                                      cl_event *event);
-
-/* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
-
-void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d);
-/* Handles to `context` the application holds (created + retained - released through the
- * layer; every context is created through it, since loaders initialise layers first). */
-cl_uint cldm_context_app_refs(cl_context context);
+                                               const size_t *global_size, const size_t *local_size,
+                                               cl_uint num_events, const cl_event *wait_list,
+                                               cl_event *event);
+cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event);
 
 /* ---- layer_heap_api.c: the extension's host entry points (spec 1.2-1.4) ----------------- */
 

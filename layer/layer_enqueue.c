@@ -12,11 +12,11 @@
 #include "cldm_layer.h"
 
 /* Binds the heap for `queue` to `rec`'s hidden argument; call with rec->lock held. */
-static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_kernel *rec)
-{
+static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_kernel *rec) {
   cl_context context;
   cl_device_id device;
-  cl_int err = cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL);
+  cl_int err =
+      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL);
   if (err == CL_SUCCESS)
     err = cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL);
   if (err != CL_SUCCESS)
@@ -30,10 +30,9 @@ static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_k
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel kernel,
                                                cl_uint work_dim, const size_t *offset,
-                                               const size_t *global_size,
-                                               const size_t *local_size, cl_uint num_events,
-                                               const cl_event *wait_list, cl_event *event)
-{
+                                               const size_t *global_size, const size_t *local_size,
+                                               cl_uint num_events, const cl_event *wait_list,
+                                               cl_event *event) {
   cldm_kernel *rec = cldm_kernel_find(kernel);
   if (!rec)
     return cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
@@ -47,10 +46,8 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
   return err;
 }
 
-cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel,
-                                      cl_uint num_events, const cl_event *wait_list,
-                                      cl_event *event)
-{
+cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, cl_uint num_events,
+                                      const cl_event *wait_list, cl_event *event) {
   cldm_kernel *rec = cldm_kernel_find(kernel);
   if (!rec)
     return cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, event);

@@ -21,20 +21,18 @@ static const cldm_extfn cldm_extfns[] = {
     {"clEnqueueResetDeviceHeapEXT", (void *)cldm_clEnqueueResetDeviceHeapEXT},
 };
 
-static void *cldm_extfn_find(const char *name)
-{
+static void *cldm_extfn_find(const char *name) {
   if (!name)
     return NULL;
   for (size_t i = 0; i < sizeof(cldm_extfns) / sizeof(cldm_extfns[0]); i++)
     if (!strcmp(cldm_extfns[i].name, name))
       return cldm_extfns[i].fn;
-  return cldm_extfn_program(name);
+  return cldm_program_extfn(name);
 }
 
 void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id platform,
-                                                                const char *name)
-{
-  void *fn = cldm_platform_supported(platform) ? cldm_extfn_find(name) : NULL;
+                                                                const char *name) {
+  void *fn = cldm_device_platform_route(platform) != CLDM_ROUTE_NONE ? cldm_extfn_find(name) : NULL;
   if (fn)
     return fn;
   if (!CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))
@@ -42,8 +40,7 @@ void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id p
   return cldm_next->clGetExtensionFunctionAddressForPlatform(platform, name);
 }
 
-void *CL_API_CALL clGetExtensionFunctionAddress_wrap(const char *name)
-{
+void *CL_API_CALL clGetExtensionFunctionAddress_wrap(const char *name) {
   void *fn = cldm_extfn_find(name);
   if (fn)
     return fn;

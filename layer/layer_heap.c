@@ -32,53 +32,48 @@ typedef struct cldm_heap {
   struct cldm_heap *next;
   cl_context context;
   cl_device_id device;
-  int svm;                  /* memory kind: 1 SVM, 0 buffer */
+  int svm; /* memory kind: 1 SVM, 0 buffer */
   void *svm_ptr, *svm_pristine;
   cl_mem buf, pristine;
-  cl_command_queue queue;   /* internal queue: initialisation and detaching */
-  uint64_t buffer_bytes;    /* size of the heap memory, bytes */
-  size_t image_size;        /* bytes of the initial image (prefix of the heap) */
-  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
+  cl_command_queue queue;  /* internal queue: initialisation and detaching */
+  cldm_heap_geometry geom; /* buffer size, initial image (its prefix), statistics span */
+  cl_uint context_refs;    /* references the heap's objects (memory, queue) hold on the context */
 } cldm_heap;
 
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static cldm_heap *cldm_heaps;
 static int cldm_heaps_alive; /* read without the lock on release fast paths */
 
-int cldm_heaps_exist(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
+int cldm_heap_any(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
 
-static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device)
-{
+static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device) {
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
     if (h->context == context && h->device == device)
       return h;
   return NULL;
 }
 
-static cl_uint cldm_context_refcount(cl_context context)
-{
+/* The driver's reference count of `context`. */
+static cl_uint cldm_heap_context_refcount(cl_context context) {
   cl_uint refs = 0;
   cldm_next->clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
   return refs;
 }
 
 /* Which memory the heap uses: CLDM_HEAP_MEMORY=svm|buffer, else SVM when available. */
-static int cldm_heap_use_svm(cl_device_id device)
-{
-  int svm_coarse = 0;
-  cldm_device_caps(device, NULL, NULL, &svm_coarse);
-  int have = svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
+static int cldm_heap_use_svm(const cldm_device_state *st) {
+  int have = st->svm_coarse && CLDM_NEXT_HAS(clSVMAlloc) && CLDM_NEXT_HAS(clSVMFree) &&
              CLDM_NEXT_HAS(clEnqueueSVMMemcpy) && CLDM_NEXT_HAS(clSetKernelArgSVMPointer);
   const char *force = cldm_config_heap_memory();
   if (force && !strcmp(force, "buffer"))
     return 0;
   if (force && !strcmp(force, "svm") && !have)
-    cldm_log(CLDM_LOG_WARN, "CLDM_HEAP_MEMORY=svm but the device has no coarse-grained SVM; using a buffer");
+    cldm_log(CLDM_LOG_WARN,
+             "CLDM_HEAP_MEMORY=svm but the device has no coarse-grained SVM; using a buffer");
   return have;
 }
 
-static void cldm_heap_free_memory(cldm_heap *h)
-{
+static void cldm_heap_free_memory(cldm_heap *h) {
   if (h->svm) {
     if (h->svm_ptr)
       cldm_next->clSVMFree(h->context, h->svm_ptr);
@@ -96,8 +91,7 @@ static void cldm_heap_free_memory(cldm_heap *h)
 
 /* Allocates the heap's memory objects (the pristine image is filled at creation for
  * buffers). */
-static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
-{
+static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image) {
   cl_int err = CL_SUCCESS;
   h->queue = CLDM_NEXT_HAS(clCreateCommandQueueWithProperties)
                  ? cldm_next->clCreateCommandQueueWithProperties(h->context, h->device, NULL, &err)
@@ -105,64 +99,61 @@ static cl_int cldm_heap_alloc_memory(cldm_heap *h, const void *image)
   if (err != CL_SUCCESS)
     return err;
   if (h->svm) {
-    h->svm_ptr = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->buffer_bytes, 0);
-    h->svm_pristine = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->image_size, 0);
+    h->svm_ptr = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->geom.buffer_bytes, 0);
+    h->svm_pristine = cldm_next->clSVMAlloc(h->context, CL_MEM_READ_WRITE, h->geom.image_bytes, 0);
     return h->svm_ptr && h->svm_pristine ? CL_SUCCESS : CL_MEM_OBJECT_ALLOCATION_FAILURE;
   }
-  h->buf = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_WRITE, h->buffer_bytes, NULL, &err);
+  h->buf =
+      cldm_next->clCreateBuffer(h->context, CL_MEM_READ_WRITE, h->geom.buffer_bytes, NULL, &err);
   if (err == CL_SUCCESS)
     h->pristine = cldm_next->clCreateBuffer(h->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                            h->image_size, (void *)image, &err);
+                                            h->geom.image_bytes, (void *)image, &err);
   return err;
 }
 
 /* Writes the image into the heap (and the SVM pristine copy) with blocking commands on the
  * heap's internal queue: no kernel anywhere can see the heap before it is initialised. */
-static cl_int cldm_heap_write_image(cldm_heap *h, const void *image)
-{
+static cl_int cldm_heap_write_image(cldm_heap *h, const void *image) {
   cl_command_queue queue = h->queue;
   if (!h->svm)
-    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->image_size, image, 0,
+    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, 0, h->geom.image_bytes, image, 0,
                                            NULL, NULL);
   cl_int err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_pristine, image,
-                                             h->image_size, 0, NULL, NULL);
+                                             h->geom.image_bytes, 0, NULL, NULL);
   if (err == CL_SUCCESS)
-    err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_ptr, image, h->image_size, 0,
+    err = cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, h->svm_ptr, image, h->geom.image_bytes, 0,
                                         NULL, NULL);
   return err;
 }
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
 
-/* Bytes of memory a heap of `device` gets now: its heap-size setting rounded down to whole
- * pages, plus the allocator's metadata (cldm_heap_buffer_size), but never more than one
- * allocation may be (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the
- * usable size instead (spec 1.2). */
-static uint64_t cldm_heap_bytes_for(cl_device_id device)
-{
-  uint64_t bytes = cldm_heap_buffer_size(cldm_device_heap_size(device));
-  cl_ulong max = cldm_device_max_alloc(device);
-  return max && bytes > max ? max : bytes;
+/* The geometry of a heap of a device created now: its heap-size setting rounded down to whole
+ * pages, plus the allocator's metadata, but never more than one allocation may be
+ * (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the usable size instead
+ * (spec 1.2). 0, or -1 if that leaves less than the minimum heap. */
+static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
+  return cldm_heap_geometry_for_request(st->heap_size, st->max_alloc, g);
 }
 
 /* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
-static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out)
-{
+static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out) {
   cldm_heap *h = calloc(1, sizeof(*h));
   if (!h)
     return CL_OUT_OF_HOST_MEMORY;
+  cldm_device_state st;
+  cldm_device_snapshot(device, &st); /* an unknown device gets the defaults */
   h->context = context;
   h->device = device;
-  h->svm = cldm_heap_use_svm(device);
-  h->buffer_bytes = cldm_heap_bytes_for(device);
-  h->image_size = cldm_heap_image_size(h->buffer_bytes);
-  void *image = malloc(h->image_size);
+  h->svm = cldm_heap_use_svm(&st);
+  int valid = cldm_heap_geometry_of(&st, &h->geom) == 0;
+  void *image = valid ? malloc(h->geom.image_bytes) : NULL;
   cl_int err = CL_OUT_OF_HOST_MEMORY;
-  if (image && cldm_heap_image_write(h->buffer_bytes, image, h->image_size) == 0) {
+  if (image && cldm_heap_image_fill(&h->geom, image, h->geom.image_bytes) == 0) {
     /* count exactly the references the memory objects take (nothing else runs meanwhile) */
-    cl_uint before = cldm_context_refcount(context);
+    cl_uint before = cldm_heap_context_refcount(context);
     err = cldm_heap_alloc_memory(h, image);
-    h->context_refs = cldm_context_refcount(context) - before;
+    h->context_refs = cldm_heap_context_refcount(context) - before;
     if (err == CL_SUCCESS)
       err = cldm_heap_write_image(h, image);
   }
@@ -170,7 +161,7 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   if (err != CL_SUCCESS) {
     cldm_log(CLDM_LOG_ERROR,
              "cannot create the device heap (%llu bytes, %s) for context %p, device %p: error %d",
-             (unsigned long long)h->buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
+             (unsigned long long)h->geom.buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
              (void *)device, err);
     cldm_heap_free_memory(h);
     free(h);
@@ -185,21 +176,19 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   __atomic_add_fetch(&cldm_heaps_alive, 1, __ATOMIC_RELAXED);
   cldm_device_heap_created(device);
   cldm_log(CLDM_LOG_INFO, "created a %llu-byte device heap (%s) for context %p, device %p",
-           (unsigned long long)h->buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
+           (unsigned long long)h->geom.buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
            (void *)device);
   *out = h;
   return CL_SUCCESS;
 }
 
-static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b)
-{
+static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b) {
   b->svm = h->svm;
   b->svm_ptr = h->svm_ptr;
   b->buf = h->buf;
 }
 
-cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding)
-{
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cl_int err = h ? CL_SUCCESS : cldm_heap_create(context, device, &h);
@@ -209,32 +198,25 @@ cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_bind
   return err;
 }
 
-cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b)
-{
+cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b) {
   if (b->svm)
     return cldm_next->clSetKernelArgSVMPointer(kernel, index, b->svm_ptr);
   return cldm_next->clSetKernelArg(kernel, index, sizeof(cl_mem), &b->buf);
 }
 
 /* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
-static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value)
-{
-  uint64_t bytes = cldm_heap_bytes_for(device);
-  size_t image_size = cldm_heap_image_size(bytes);
-  void *image = malloc(image_size);
-  cldm_heap_stats stats;
-  int ok = image && cldm_heap_image_write(bytes, image, image_size) == 0 &&
-           cldm_heap_stats_decode(image, image_size, &stats) == 0;
-  free(image);
-  if (!ok)
-    return CL_OUT_OF_HOST_MEMORY;
-  *value = stats.size;
+static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
+  cldm_device_state st;
+  cldm_device_snapshot(device, &st);
+  cldm_heap_geometry g;
+  if (cldm_heap_geometry_of(&st, &g) != 0)
+    return CL_OUT_OF_HOST_MEMORY; /* as the heap's creation would fail */
+  *value = g.usable_bytes;
   return CL_SUCCESS;
 }
 
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
-                      cl_device_heap_info_ext name, cl_ulong *value)
-{
+                      cl_device_heap_info_ext name, cl_ulong *value) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cldm_heap copy;
@@ -246,16 +228,18 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     if (err != CL_SUCCESS)
       return err;
     *value = 0;
-    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value) : CL_SUCCESS;
+    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value)
+                                                : CL_SUCCESS;
   }
-  size_t span = cldm_heap_stats_span(copy.buffer_bytes);
+  size_t span = copy.geom.stats_span;
   void *bytes = malloc(span);
   if (!bytes)
     return CL_OUT_OF_HOST_MEMORY;
   /* blocking reads on the caller's queue: ordered after every command enqueued before */
-  cl_int err = copy.svm
-                   ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
-                   : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
+  cl_int err =
+      copy.svm
+          ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
+          : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
   cldm_heap_stats stats;
   if (err == CL_SUCCESS && cldm_heap_stats_decode(bytes, span, &stats) != 0) {
     cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
@@ -265,19 +249,30 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
   if (err != CL_SUCCESS)
     return err;
   switch (name) {
-  case CL_DEVICE_HEAP_INFO_SIZE_EXT: *value = stats.size; break;
-  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT: *value = stats.bytes_in_use; break;
-  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT: *value = stats.peak_bytes_in_use; break;
-  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT: *value = stats.live_allocations; break;
-  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT: *value = stats.failed_allocations; break;
-  default: *value = stats.invalid_frees; break;
+  case CL_DEVICE_HEAP_INFO_SIZE_EXT:
+    *value = stats.size;
+    break;
+  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT:
+    *value = stats.bytes_in_use;
+    break;
+  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT:
+    *value = stats.peak_bytes_in_use;
+    break;
+  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT:
+    *value = stats.live_allocations;
+    break;
+  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT:
+    *value = stats.failed_allocations;
+    break;
+  default:
+    *value = stats.invalid_frees;
+    break;
   }
   return CL_SUCCESS;
 }
 
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
-                               cl_uint num_events, const cl_event *wait_list, cl_event *event)
-{
+                               cl_uint num_events, const cl_event *wait_list, cl_event *event) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cldm_heap copy;
@@ -288,15 +283,14 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
     return cldm_next->clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event);
   if (copy.svm)
     return cldm_next->clEnqueueSVMMemcpy(queue, CL_FALSE, copy.svm_ptr, copy.svm_pristine,
-                                         copy.image_size, num_events, wait_list, event);
-  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0, copy.image_size,
+                                         copy.geom.image_bytes, num_events, wait_list, event);
+  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0, copy.geom.image_bytes,
                                         num_events, wait_list, event);
 }
 
 /* Unlinks every heap of `context` into *out; caller holds the lock. Returns the references
  * those heaps hold on the context. */
-static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
-{
+static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
   cl_uint refs = 0;
   for (cldm_heap **pp = &cldm_heaps; *pp;) {
     cldm_heap *h = *pp;
@@ -311,8 +305,16 @@ static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out)
   return refs;
 }
 
-static cl_uint cldm_heap_context_refs(cl_context context)
-{
+/* 1 if `context` has a heap; caller holds the lock. */
+static int cldm_heap_context_has(cl_context context) {
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    if (h->context == context)
+      return 1;
+  return 0;
+}
+
+/* References the heaps of `context` hold on it; caller holds the lock. */
+static cl_uint cldm_heap_refs_held(cl_context context) {
   cl_uint refs = 0;
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
     if (h->context == context)
@@ -320,8 +322,7 @@ static cl_uint cldm_heap_context_refs(cl_context context)
   return refs;
 }
 
-static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
-{
+static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
   while (list) {
     cldm_heap *next = list->next;
     if (free_memory)
@@ -337,34 +338,36 @@ static void cldm_heap_destroy_list(cldm_heap *list, int free_memory)
 
 /* Makes the last command event of each heap object one of the heap's internal queue (see the
  * header): a blocking 16-byte read of each. Caller holds the lock. */
-static void cldm_heap_detach(cl_context context)
-{
+static void cldm_heap_detach(cl_context context) {
   unsigned char scratch[16];
   for (cldm_heap *h = cldm_heaps; h; h = h->next) {
     if (h->context != context)
       continue;
     if (h->svm) {
-      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0, NULL, NULL);
-      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_pristine, sizeof(scratch), 0, NULL, NULL);
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0,
+                                    NULL, NULL);
+      cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_pristine, sizeof(scratch), 0,
+                                    NULL, NULL);
     } else {
-      cldm_next->clEnqueueReadBuffer(h->queue, h->buf, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
-      cldm_next->clEnqueueReadBuffer(h->queue, h->pristine, CL_TRUE, 0, sizeof(scratch), scratch, 0, NULL, NULL);
+      cldm_next->clEnqueueReadBuffer(h->queue, h->buf, CL_TRUE, 0, sizeof(scratch), scratch, 0,
+                                     NULL, NULL);
+      cldm_next->clEnqueueReadBuffer(h->queue, h->pristine, CL_TRUE, 0, sizeof(scratch), scratch, 0,
+                                     NULL, NULL);
     }
   }
 }
 
-/* Frees the heaps of `context` if the application holds no handle to it any more and, after
- * `pending` more releases by the caller, only the heaps' own references would remain. */
-static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
-{
-  if (!cldm_heaps_exist() || cldm_context_app_refs(context) > pending)
+void cldm_heap_reap(cl_context context, cl_uint pending) {
+  if (!cldm_heap_any())
     return;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
-  cl_uint ours = cldm_heap_context_refs(context);
-  if (ours) {
+  /* A driver whose objects take no counted reference on their context gives ours == 0: the
+   * count then holds the application's references alone. */
+  cl_uint ours = cldm_heap_refs_held(context);
+  if (cldm_heap_context_has(context)) {
     cldm_heap_detach(context);
-    cl_uint refs = cldm_context_refcount(context);
+    cl_uint refs = cldm_heap_context_refcount(context);
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
              (void *)context, refs, ours, pending);
     if (refs == ours + pending)
@@ -374,15 +377,7 @@ static void cldm_heap_reap_pending(cl_context context, cl_uint pending)
   cldm_heap_destroy_list(dead, 1);
 }
 
-void cldm_heap_reap(cl_context context) { cldm_heap_reap_pending(context, 0); }
-
-void cldm_heap_reap_before_context_release(cl_context context)
-{
-  cldm_heap_reap_pending(context, 1);
-}
-
-static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data)
-{
+static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data) {
   (void)user_data;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);

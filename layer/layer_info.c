@@ -8,9 +8,8 @@
 
 #include "cldm_layer.h"
 
-cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size,
-                        void *param_value, size_t *param_value_size_ret)
-{
+cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size, void *param_value,
+                        size_t *param_value_size_ret) {
   if (param_value) {
     if (param_value_size < size)
       return CL_INVALID_VALUE;
@@ -22,8 +21,7 @@ cl_int cldm_info_return(const void *src, size_t size, size_t param_value_size,
 }
 
 cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, void **out,
-                       size_t *out_size)
-{
+                       size_t *out_size) {
   size_t size = 0;
   *out = NULL;
   *out_size = 0;
@@ -46,22 +44,22 @@ cl_int cldm_info_fetch(cldm_info_query_fn query, const void *obj, cl_uint name, 
   return CL_SUCCESS;
 }
 
-cl_int cldm_context_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret)
-{
+cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void *value,
+                               size_t *size_ret) {
   return cldm_next->clGetContextInfo((cl_context)obj, name, size, value, size_ret);
 }
 
-cl_int cldm_kernel_query(const void *obj, cl_uint name, size_t size, void *value, size_t *size_ret)
-{
+cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
+                              size_t *size_ret) {
   return cldm_next->clGetKernelInfo((cl_kernel)obj, name, size, value, size_ret);
 }
 
-cl_platform_id cldm_context_platform(cl_context context)
-{
+cl_platform_id cldm_info_context_platform(cl_context context) {
   void *devs = NULL;
   size_t size = 0;
   cl_platform_id platform = NULL;
-  if (cldm_info_fetch(cldm_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) == CL_SUCCESS &&
+  if (cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) ==
+          CL_SUCCESS &&
       size >= sizeof(cl_device_id))
     cldm_next->clGetDeviceInfo(((cl_device_id *)devs)[0], CL_DEVICE_PLATFORM, sizeof(platform),
                                &platform, NULL);

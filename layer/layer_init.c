@@ -32,20 +32,51 @@ cl_uint cldm_next_entries;
 static cl_icd_dispatch cldm_dispatch;
 static const char cldm_layer_name[] = "cl_ext_device_malloc layer " CLDM_VERSION_STRING;
 
-/* Entry points intercepted; every other slot stays NULL and falls through to the next table. */
-static void cldm_dispatch_fill(cl_icd_dispatch *d)
-{
+/* Every entry point the layer intercepts, by the file that defines its wrapper (cldm_layer.h
+ * declares them in the same groups); every other slot stays NULL and falls through to the next
+ * table. */
+static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   memset(d, 0, sizeof(*d));
+  /* layer_query.c */
   d->clGetPlatformInfo = clGetPlatformInfo_wrap;
   d->clGetDeviceInfo = clGetDeviceInfo_wrap;
+  /* layer_extfn.c */
   d->clGetExtensionFunctionAddress = clGetExtensionFunctionAddress_wrap;
   d->clGetExtensionFunctionAddressForPlatform = clGetExtensionFunctionAddressForPlatform_wrap;
-  cldm_dispatch_fill_program(d);
+  /* layer_program.c */
+  d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
+  d->clGetProgramInfo = clGetProgramInfo_wrap;
+  d->clReleaseProgram = clReleaseProgram_wrap;
+  /* layer_build.c */
+  d->clBuildProgram = clBuildProgram_wrap;
+  d->clCompileProgram = clCompileProgram_wrap;
+  d->clLinkProgram = clLinkProgram_wrap;
+  d->clGetProgramBuildInfo = clGetProgramBuildInfo_wrap;
+  /* layer_kernel.c */
+  d->clCreateKernel = clCreateKernel_wrap;
+  d->clCreateKernelsInProgram = clCreateKernelsInProgram_wrap;
+  d->clCloneKernel = clCloneKernel_wrap;
+  d->clReleaseKernel = clReleaseKernel_wrap;
+  d->clGetKernelInfo = clGetKernelInfo_wrap;
+  d->clGetKernelArgInfo = clGetKernelArgInfo_wrap;
+  d->clSetKernelArg = clSetKernelArg_wrap;
+  d->clSetKernelArgSVMPointer = clSetKernelArgSVMPointer_wrap;
+  /* layer_enqueue.c */
+  d->clEnqueueNDRangeKernel = clEnqueueNDRangeKernel_wrap;
+  d->clEnqueueTask = clEnqueueTask_wrap;
+  /* layer_lifetime.c */
+  d->clCreateContext = clCreateContext_wrap;
+  d->clCreateContextFromType = clCreateContextFromType_wrap;
+  d->clRetainContext = clRetainContext_wrap;
+  d->clReleaseContext = clReleaseContext_wrap;
+  d->clReleaseCommandQueue = clReleaseCommandQueue_wrap;
+  d->clReleaseMemObject = clReleaseMemObject_wrap;
+  d->clReleaseSampler = clReleaseSampler_wrap;
+  d->clReleaseEvent = clReleaseEvent_wrap;
 }
 
 CLDM_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size_t param_value_size,
-                                              void *param_value, size_t *param_value_size_ret)
-{
+                                              void *param_value, size_t *param_value_size_ret) {
   static const cl_layer_api_version version = CL_LAYER_API_VERSION_100;
   if (!param_value && !param_value_size_ret)
     return CL_INVALID_VALUE;
@@ -54,21 +85,20 @@ CLDM_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size_t p
     return cldm_info_return(&version, sizeof(version), param_value_size, param_value,
                             param_value_size_ret);
   case CL_LAYER_NAME:
-    return cldm_info_return(cldm_layer_name, sizeof(cldm_layer_name), param_value_size,
-                            param_value, param_value_size_ret);
+    return cldm_info_return(cldm_layer_name, sizeof(cldm_layer_name), param_value_size, param_value,
+                            param_value_size_ret);
   default:
     return CL_INVALID_VALUE;
   }
 }
 
 static cl_int cldm_init(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
-                        cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret)
-{
+                        cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret) {
   if (!target_dispatch || !num_entries_ret || !layer_dispatch_ret || num_entries == 0)
     return CL_INVALID_VALUE;
   cldm_next = target_dispatch;
   cldm_next_entries = num_entries;
-  cldm_dispatch_fill(&cldm_dispatch);
+  cldm_init_fill_dispatch(&cldm_dispatch);
   *layer_dispatch_ret = &cldm_dispatch;
   /* Our table is as long as our headers' struct; the loader takes min(ours, its own). */
   *num_entries_ret = (cl_uint)(sizeof(cldm_dispatch) / sizeof(void *));
@@ -79,15 +109,15 @@ static cl_int cldm_init(cl_uint num_entries, const cl_icd_dispatch *target_dispa
 CLDM_EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
                                            const cl_icd_dispatch *target_dispatch,
                                            cl_uint *num_entries_ret,
-                                           const cl_icd_dispatch **layer_dispatch_ret)
-{
+                                           const cl_icd_dispatch **layer_dispatch_ret) {
   return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
 }
 
-CLDM_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(
-    cl_uint num_entries, const cl_icd_dispatch *target_dispatch, cl_uint *num_entries_ret,
-    const cl_icd_dispatch **layer_dispatch_ret, const cl_layer_properties *properties)
-{
+CLDM_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(cl_uint num_entries,
+                                                         const cl_icd_dispatch *target_dispatch,
+                                                         cl_uint *num_entries_ret,
+                                                         const cl_icd_dispatch **layer_dispatch_ret,
+                                                         const cl_layer_properties *properties) {
   /* The only property defined so far chooses how the loader de-initialises us; both ways
    * end in cldm_deinit, so we accept it and reject anything unknown. */
   for (const cl_layer_properties *p = properties; p && *p != CL_LAYER_PROPERTIES_LIST_END; p += 2) {
@@ -98,8 +128,7 @@ CLDM_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(
   return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
 }
 
-CLDM_EXPORT cl_int CL_API_CALL clDeinitLayer(void)
-{
+CLDM_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {
   cldm_log(CLDM_LOG_INFO, "layer de-initialised");
   cldm_next = NULL;
   cldm_next_entries = 0;

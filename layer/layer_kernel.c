@@ -16,8 +16,7 @@
 static cldm_map cldm_kernels = CLDM_MAP_INIT;
 static int cldm_kernels_count; /* records alive; read without the lock on the fast path */
 
-static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args)
-{
+static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
   cldm_kernel *rec = calloc(1, sizeof(*rec));
   if (!rec) {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
@@ -43,22 +42,21 @@ static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t 
 }
 
 /* Records `kernel` if its program is lowered and the kernel takes the heap. */
-static void cldm_kernel_track(cl_kernel kernel, cl_program program)
-{
+static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
   if (!kernel || !cldm_program_tracked(program))
     return;
   void *name = NULL;
   size_t size = 0;
-  if (cldm_info_fetch(cldm_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &name, &size) != CL_SUCCESS)
+  if (cldm_info_fetch(cldm_info_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &name, &size) !=
+      CL_SUCCESS)
     return;
-  cldm_program_kernel k;
-  if (cldm_program_kernel_lookup(program, name, &k) && k.takes_heap)
-    cldm_kernel_add(kernel, k.heap_arg_index, k.num_user_args);
+  uint32_t heap_arg_index, num_user_args;
+  if (cldm_program_kernel_heap(program, name, &heap_arg_index, &num_user_args))
+    cldm_kernel_add(kernel, heap_arg_index, num_user_args);
   free(name);
 }
 
-cldm_kernel *cldm_kernel_find(cl_kernel kernel)
-{
+cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
   if (!__atomic_load_n(&cldm_kernels_count, __ATOMIC_RELAXED))
     return NULL;
   pthread_mutex_lock(&cldm_kernels.lock);
@@ -67,16 +65,15 @@ cldm_kernel *cldm_kernel_find(cl_kernel kernel)
   return rec; /* lives until the kernel is released, which the caller's use precludes */
 }
 
-static cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name, cl_int *errcode_ret)
-{
+cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
+                                          cl_int *errcode_ret) {
   cl_kernel kernel = cldm_next->clCreateKernel(program, name, errcode_ret);
   cldm_kernel_track(kernel, program);
   return kernel;
 }
 
-static cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
-                                                        cl_kernel *kernels, cl_uint *num_ret)
-{
+cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
+                                                 cl_kernel *kernels, cl_uint *num_ret) {
   cl_uint n = 0;
   cl_int err = cldm_next->clCreateKernelsInProgram(program, num_kernels, kernels, &n);
   if (err == CL_SUCCESS && kernels)
@@ -87,8 +84,7 @@ static cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_u
   return err;
 }
 
-static cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret)
-{
+cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) {
   cl_kernel kernel = cldm_next->clCloneKernel(source, errcode_ret);
   cldm_kernel *src = kernel ? cldm_kernel_find(source) : NULL;
   if (src)
@@ -96,19 +92,13 @@ static cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcod
   return kernel;
 }
 
-static cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
-{
-  cl_uint refs = 0;
-  cl_context context = NULL;
-  cldm_kernel *rec = cldm_kernel_find(kernel);
-  if (rec)
-    cldm_next->clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
-  if (cldm_heaps_exist())
-    cldm_next->clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseKernel(kernel);
-  if (err == CL_SUCCESS && rec && refs == 1) {
+cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
+  int last = 0;
+  cl_int err =
+      cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, cldm_kernel_find(kernel) ? &last : NULL);
+  if (last) {
     pthread_mutex_lock(&cldm_kernels.lock);
-    rec = cldm_map_remove(&cldm_kernels, kernel);
+    cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
     pthread_mutex_unlock(&cldm_kernels.lock);
     if (rec) {
       __atomic_sub_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
@@ -116,14 +106,11 @@ static cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel)
       free(rec);
     }
   }
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
   return err;
 }
 
-static cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
-                                               void *value, size_t *size_ret)
-{
+cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
+                                        void *value, size_t *size_ret) {
   cldm_kernel *rec = name == CL_KERNEL_NUM_ARGS ? cldm_kernel_find(kernel) : NULL;
   if (rec) {
     cl_uint n = rec->num_user_args;
@@ -133,50 +120,31 @@ static cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info 
 }
 
 /* CL_INVALID_ARG_INDEX for the hidden argument and beyond, else CL_SUCCESS. */
-static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index)
-{
+static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index) {
   cldm_kernel *rec = cldm_kernel_find(kernel);
   return rec && index >= rec->num_user_args ? CL_INVALID_ARG_INDEX : CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index,
-                                                  cl_kernel_arg_info name, size_t size,
-                                                  void *value, size_t *size_ret)
-{
+cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
+                                           size_t size, void *value, size_t *size_ret) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;
   return cldm_next->clGetKernelArgInfo(kernel, index, name, size, value, size_ret);
 }
 
-static cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
-                                              const void *value)
-{
+cl_int CL_API_CALL clSetKernelArg_wrap(cl_kernel kernel, cl_uint index, size_t size,
+                                       const void *value) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;
   return cldm_next->clSetKernelArg(kernel, index, size, value);
 }
 
-static cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
-                                                        const void *value)
-{
+cl_int CL_API_CALL clSetKernelArgSVMPointer_wrap(cl_kernel kernel, cl_uint index,
+                                                 const void *value) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
     return err;
   return cldm_next->clSetKernelArgSVMPointer(kernel, index, value);
-}
-
-void cldm_dispatch_fill_kernel(cl_icd_dispatch *d)
-{
-  d->clCreateKernel = clCreateKernel_wrap;
-  d->clCreateKernelsInProgram = clCreateKernelsInProgram_wrap;
-  d->clCloneKernel = clCloneKernel_wrap;
-  d->clReleaseKernel = clReleaseKernel_wrap;
-  d->clGetKernelInfo = clGetKernelInfo_wrap;
-  d->clGetKernelArgInfo = clGetKernelArgInfo_wrap;
-  d->clSetKernelArg = clSetKernelArg_wrap;
-  d->clSetKernelArgSVMPointer = clSetKernelArgSVMPointer_wrap;
-  d->clEnqueueNDRangeKernel = clEnqueueNDRangeKernel_wrap;
-  d->clEnqueueTask = clEnqueueTask_wrap;
 }

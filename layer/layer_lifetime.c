@@ -2,9 +2,10 @@
  * layer_lifetime.c — release interception that lets heaps die with their context
  * (layer_heap.c explains why the layer must watch releases). After the application releases
  * any object that holds a reference on a context that has heaps (context, queue, memory
- * object, sampler, event; programs and kernels in their own modules), the layer checks
- * whether only the heaps' references remain and frees them if so. When no heap exists
- * anywhere, every wrapper here is one relaxed load away from the driver's function.
+ * object, sampler, event, program, kernel), the layer checks whether only the heaps'
+ * references remain and frees them if so: every such release goes through
+ * cldm_lifetime_release (programs and kernels call it from their own wrappers, which also
+ * keep their records). When no heap exists anywhere, the check is one relaxed load.
  *
  * It also counts the handles to each context the application holds (clCreateContext,
  * clCreateContextFromType, clRetainContext, clReleaseContext): heaps are only considered for
@@ -17,8 +18,7 @@
 static cldm_map cldm_contexts = CLDM_MAP_INIT; /* context -> application handle count */
 
 /* Adds `delta` to the application's count for `context`; returns the new count. */
-static cl_uint cldm_context_app_add(cl_context context, int delta)
-{
+static cl_uint cldm_lifetime_app_add(cl_context context, int delta) {
   pthread_mutex_lock(&cldm_contexts.lock);
   uintptr_t n = (uintptr_t)cldm_map_get(&cldm_contexts, context) + (uintptr_t)(intptr_t)delta;
   if ((intptr_t)n <= 0) {
@@ -30,108 +30,131 @@ static cl_uint cldm_context_app_add(cl_context context, int delta)
   return (cl_uint)n;
 }
 
-cl_uint cldm_context_app_refs(cl_context context)
-{
+/* Handles to `context` the application holds (created + retained - released through the
+ * layer; every context is created through it, since loaders initialise layers first). */
+static cl_uint cldm_lifetime_app_refs(cl_context context) {
   pthread_mutex_lock(&cldm_contexts.lock);
   void *v = cldm_map_get(&cldm_contexts, context);
   pthread_mutex_unlock(&cldm_contexts.lock);
   return (cl_uint)(uintptr_t)v;
 }
 
-static cl_context CL_API_CALL clCreateContext_wrap(
+/* Frees the heaps of `context` if the application holds no handle to it any more and, after
+ * `pending` more releases of it by the caller, only the heaps' own references would remain. */
+static void cldm_lifetime_reap(cl_context context, cl_uint pending) {
+  if (cldm_heap_any() && cldm_lifetime_app_refs(context) <= pending)
+    cldm_heap_reap(context, pending);
+}
+
+/* clGet<Object>Info of the next table for an object of `kind`. */
+static cl_int cldm_lifetime_info(cldm_object_kind kind, void *object, cl_uint name, size_t size,
+                                 void *value) {
+  switch (kind) {
+  case CLDM_OBJECT_QUEUE:
+    return cldm_next->clGetCommandQueueInfo(object, name, size, value, NULL);
+  case CLDM_OBJECT_MEM:
+    return cldm_next->clGetMemObjectInfo(object, name, size, value, NULL);
+  case CLDM_OBJECT_SAMPLER:
+    return cldm_next->clGetSamplerInfo(object, name, size, value, NULL);
+  case CLDM_OBJECT_EVENT:
+    return cldm_next->clGetEventInfo(object, name, size, value, NULL);
+  case CLDM_OBJECT_PROGRAM:
+    return cldm_next->clGetProgramInfo(object, name, size, value, NULL);
+  default:
+    return cldm_next->clGetKernelInfo(object, name, size, value, NULL);
+  }
+}
+
+/* clRelease<Object> of the next table. */
+static cl_int cldm_lifetime_release_next(cldm_object_kind kind, void *object) {
+  switch (kind) {
+  case CLDM_OBJECT_QUEUE:
+    return cldm_next->clReleaseCommandQueue(object);
+  case CLDM_OBJECT_MEM:
+    return cldm_next->clReleaseMemObject(object);
+  case CLDM_OBJECT_SAMPLER:
+    return cldm_next->clReleaseSampler(object);
+  case CLDM_OBJECT_EVENT:
+    return cldm_next->clReleaseEvent(object);
+  case CLDM_OBJECT_PROGRAM:
+    return cldm_next->clReleaseProgram(object);
+  default:
+    return cldm_next->clReleaseKernel(object);
+  }
+}
+
+/* The <OBJECT>_CONTEXT and <OBJECT>_REFERENCE_COUNT queries, by cldm_object_kind. */
+static const cl_uint cldm_lifetime_context_param[] = {CL_QUEUE_CONTEXT,   CL_MEM_CONTEXT,
+                                                      CL_SAMPLER_CONTEXT, CL_EVENT_CONTEXT,
+                                                      CL_PROGRAM_CONTEXT, CL_KERNEL_CONTEXT};
+static const cl_uint cldm_lifetime_refcount_param[] = {
+    CL_QUEUE_REFERENCE_COUNT, CL_MEM_REFERENCE_COUNT,     CL_SAMPLER_REFERENCE_COUNT,
+    CL_EVENT_REFERENCE_COUNT, CL_PROGRAM_REFERENCE_COUNT, CL_KERNEL_REFERENCE_COUNT};
+
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last) {
+  cl_uint refs = 0;
+  cl_context context = NULL;
+  if (last)
+    cldm_lifetime_info(kind, object, cldm_lifetime_refcount_param[kind], sizeof(refs), &refs);
+  if (cldm_heap_any())
+    cldm_lifetime_info(kind, object, cldm_lifetime_context_param[kind], sizeof(context), &context);
+  cl_int err = cldm_lifetime_release_next(kind, object);
+  if (last)
+    *last = err == CL_SUCCESS && refs == 1;
+  if (err == CL_SUCCESS && context)
+    cldm_lifetime_reap(context, 0);
+  return err;
+}
+
+cl_context CL_API_CALL clCreateContext_wrap(
     const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
-    cl_int *errcode_ret)
-{
-  cl_context c = cldm_next->clCreateContext(properties, num_devices, devices, pfn_notify,
-                                            user_data, errcode_ret);
+    cl_int *errcode_ret) {
+  cl_context c = cldm_next->clCreateContext(properties, num_devices, devices, pfn_notify, user_data,
+                                            errcode_ret);
   if (c)
-    cldm_context_app_add(c, 1);
+    cldm_lifetime_app_add(c, 1);
   return c;
 }
 
-static cl_context CL_API_CALL clCreateContextFromType_wrap(
+cl_context CL_API_CALL clCreateContextFromType_wrap(
     const cl_context_properties *properties, cl_device_type type,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
-    cl_int *errcode_ret)
-{
-  cl_context c = cldm_next->clCreateContextFromType(properties, type, pfn_notify, user_data,
-                                                    errcode_ret);
+    cl_int *errcode_ret) {
+  cl_context c =
+      cldm_next->clCreateContextFromType(properties, type, pfn_notify, user_data, errcode_ret);
   if (c)
-    cldm_context_app_add(c, 1);
+    cldm_lifetime_app_add(c, 1);
   return c;
 }
 
-static cl_int CL_API_CALL clRetainContext_wrap(cl_context context)
-{
+cl_int CL_API_CALL clRetainContext_wrap(cl_context context) {
   cl_int err = cldm_next->clRetainContext(context);
   if (err == CL_SUCCESS)
-    cldm_context_app_add(context, 1);
+    cldm_lifetime_app_add(context, 1);
   return err;
 }
 
-static cl_int CL_API_CALL clReleaseContext_wrap(cl_context context)
-{
-  if (cldm_heaps_exist())
-    cldm_heap_reap_before_context_release(context);
+cl_int CL_API_CALL clReleaseContext_wrap(cl_context context) {
+  cldm_lifetime_reap(context, 1); /* counting the release that follows */
   cl_int err = cldm_next->clReleaseContext(context);
   if (err == CL_SUCCESS)
-    cldm_context_app_add(context, -1);
+    cldm_lifetime_app_add(context, -1);
   return err;
 }
 
-static cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue)
-{
-  cl_context context = NULL;
-  if (cldm_heaps_exist())
-    cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseCommandQueue(queue);
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
-  return err;
+cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue) {
+  return cldm_lifetime_release(CLDM_OBJECT_QUEUE, queue, NULL);
 }
 
-static cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem)
-{
-  cl_context context = NULL;
-  if (cldm_heaps_exist())
-    cldm_next->clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseMemObject(mem);
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
-  return err;
+cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem) {
+  return cldm_lifetime_release(CLDM_OBJECT_MEM, mem, NULL);
 }
 
-static cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler)
-{
-  cl_context context = NULL;
-  if (cldm_heaps_exist())
-    cldm_next->clGetSamplerInfo(sampler, CL_SAMPLER_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseSampler(sampler);
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
-  return err;
+cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler) {
+  return cldm_lifetime_release(CLDM_OBJECT_SAMPLER, sampler, NULL);
 }
 
-static cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event)
-{
-  cl_context context = NULL;
-  if (cldm_heaps_exist())
-    cldm_next->clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseEvent(event);
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
-  return err;
-}
-
-void cldm_dispatch_fill_lifetime(cl_icd_dispatch *d)
-{
-  d->clCreateContext = clCreateContext_wrap;
-  d->clCreateContextFromType = clCreateContextFromType_wrap;
-  d->clRetainContext = clRetainContext_wrap;
-  d->clReleaseContext = clReleaseContext_wrap;
-  d->clReleaseCommandQueue = clReleaseCommandQueue_wrap;
-  d->clReleaseMemObject = clReleaseMemObject_wrap;
-  d->clReleaseSampler = clReleaseSampler_wrap;
-  d->clReleaseEvent = clReleaseEvent_wrap;
+cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event) {
+  return cldm_lifetime_release(CLDM_OBJECT_EVENT, event, NULL);
 }

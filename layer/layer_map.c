@@ -1,15 +1,17 @@
 /*
- * layer_map.c — a small hash map from handle (pointer) to record, for the layer's side tables
- * (programs, kernels). Open addressing with linear probing and backward-shift deletion; the
- * table doubles at 1/2 load. Not thread-safe by itself: each table carries its own mutex and
- * callers hold it around every operation (cldm_map_lock / cldm_map_unlock).
+ * layer_map.c — a small hash map from handle (pointer) to value, for the layer's side tables:
+ * program and kernel records (layer_program.c, layer_kernel.c) and the application's handle
+ * counts per context (layer_lifetime.c, counts stored as the values). Open addressing with
+ * linear probing and backward-shift deletion; the table starts at 64 slots and doubles before
+ * its load would pass 1/2 (it never shrinks). NULL keys are refused, and a NULL value reads as
+ * absent. Not thread-safe by itself: each table carries its own mutex (cldm_map.lock), which
+ * callers lock with pthread_mutex_lock around every operation.
  */
 #include <stdlib.h>
 
 #include "cldm_layer.h"
 
-static size_t cldm_map_hash(const void *key, size_t mask)
-{
+static size_t cldm_map_hash(const void *key, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)key;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull; /* murmur3 finaliser */
@@ -17,8 +19,7 @@ static size_t cldm_map_hash(const void *key, size_t mask)
   return (size_t)x & mask;
 }
 
-static int cldm_map_grow(cldm_map *m)
-{
+static int cldm_map_grow(cldm_map *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;
   cldm_map_slot *slots = calloc(cap, sizeof(*slots));
   if (!slots)
@@ -37,8 +38,7 @@ static int cldm_map_grow(cldm_map *m)
   return 0;
 }
 
-void *cldm_map_get(const cldm_map *m, const void *key)
-{
+void *cldm_map_get(const cldm_map *m, const void *key) {
   if (!m->cap || !key)
     return NULL;
   for (size_t j = cldm_map_hash(key, m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
@@ -49,8 +49,7 @@ void *cldm_map_get(const cldm_map *m, const void *key)
   }
 }
 
-int cldm_map_put(cldm_map *m, const void *key, void *value)
-{
+int cldm_map_put(cldm_map *m, const void *key, void *value) {
   if (!key)
     return -1;
   if ((m->len + 1) * 2 > m->cap && cldm_map_grow(m) != 0)
@@ -65,8 +64,7 @@ int cldm_map_put(cldm_map *m, const void *key, void *value)
   return 0;
 }
 
-void *cldm_map_remove(cldm_map *m, const void *key)
-{
+void *cldm_map_remove(cldm_map *m, const void *key) {
   if (!m->cap || !key)
     return NULL;
   size_t mask = m->cap - 1, j = cldm_map_hash(key, mask);

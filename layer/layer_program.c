@@ -1,15 +1,17 @@
 /*
- * layer_program.c — programs of SPIR-V modules that allocate (spec 1.5).
+ * layer_program.c — programs of SPIR-V modules (spec 1.5): their records and their creation.
  *
  * clCreateProgramWithIL (and clCreateProgramWithILKHR, served through extension lookup) hands
- * the module to the SPIR-V engine. A module that does not allocate goes down byte-identical.
- * One that does is lowered (hidden heap argument, allocator variant chosen for the context's
- * devices, spec 3.2) and the driver program is created from the result; the layer remembers
- * the user's IL (CL_PROGRAM_IL returns it) and, per kernel name, where the hidden argument is.
- * A module that cannot be lowered fails with CL_INVALID_VALUE and a one-line message on
- * stderr (spec 1.5). clLinkProgram carries the kernel table over to the linked program, and
- * refuses links in which a module calls an allocating function another module exports
- * (the caller cannot pass the heap: spec 5, issue 4).
+ * the module to the SPIR-V engine. On a device that takes SPIR-V, a module that does not
+ * allocate goes down byte-identical; one that does is lowered (hidden heap argument,
+ * allocator variant chosen for the context's devices, spec 3.2; each variant is parsed once,
+ * on first use, and shared by every lowering) and the driver program is created from the
+ * result. On the PTX route (layer_ptx.c) every module, allocating or not, becomes a program
+ * made from PTX binaries. The layer remembers the user's IL (CL_PROGRAM_IL returns it) and the
+ * engine's report on the module (per kernel name, where the hidden argument is; allocating
+ * exports and imports, for linking); on the PTX route also the module the PTX came from and
+ * a translation failure, which layer_build.c reports at build time. A module that cannot be
+ * lowered fails with CL_INVALID_VALUE and a one-line message on stderr (spec 1.5).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,29 +28,24 @@ static cldm_map cldm_programs = CLDM_MAP_INIT;
 
 /* ---- records ----------------------------------------------------------------------------- */
 
-static void cldm_names_free(char **names, size_t n)
-{
+void cldm_program_names_free(char **names, size_t n) {
   for (size_t i = 0; i < n; i++)
     free(names[i]);
   free(names);
 }
 
-static void cldm_program_free(cldm_program *p)
-{
+void cldm_program_free(cldm_program *p) {
   if (!p)
     return;
-  for (size_t i = 0; i < p->num_kernels; i++)
-    free(p->kernels[i].name);
-  free(p->kernels);
-  cldm_names_free(p->heap_exports, p->num_heap_exports);
-  cldm_names_free(p->imports, p->num_imports);
+  cldm_spirv_report_free(&p->report);
   free(p->il);
+  free(p->module);
+  free(p->build_log);
   free(p);
 }
 
 /* Appends copies of names[0..n) to *list (length *len). 0, or -1 out of memory. */
-static int cldm_names_append(char ***list, size_t *len, char *const *names, size_t n)
-{
+int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n) {
   if (!n)
     return 0;
   char **grown = realloc(*list, (*len + n) * sizeof(*grown));
@@ -63,66 +60,56 @@ static int cldm_names_append(char ***list, size_t *len, char *const *names, size
   return 0;
 }
 
-/* Copies the engine's per-kernel report into a record. */
-static cldm_program *cldm_program_from_report(const cldm_spirv_report *r, const void *il,
-                                              size_t il_size)
-{
+/* A record of a lowered module: copies the IL and takes `report` over (leaving it zeroed).
+ * NULL if out of memory; the report then stays the caller's. */
+static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il, size_t il_size) {
   cldm_program *p = calloc(1, sizeof(*p));
-  if (!p)
-    return NULL;
-  p->kernels = calloc(r->num_kernels ? r->num_kernels : 1, sizeof(*p->kernels));
-  p->il = malloc(il_size ? il_size : 1);
-  if (!p->kernels || !p->il) {
-    cldm_program_free(p);
+  void *copy = malloc(il_size ? il_size : 1);
+  if (!p || !copy) {
+    free(p);
+    free(copy);
     return NULL;
   }
-  memcpy(p->il, il, il_size);
+  memcpy(copy, il, il_size);
+  p->il = copy;
   p->il_size = il_size;
-  for (size_t i = 0; i < r->num_kernels; i++) {
-    cldm_program_kernel *k = &p->kernels[p->num_kernels];
-    k->name = strdup(r->kernels[i].name);
-    if (!k->name) {
-      cldm_program_free(p);
-      return NULL;
-    }
-    k->takes_heap = r->kernels[i].takes_heap;
-    k->num_user_args = r->kernels[i].num_user_args;
-    k->heap_arg_index = r->kernels[i].heap_arg_index;
-    p->num_kernels++;
-  }
-  if (cldm_names_append(&p->heap_exports, &p->num_heap_exports, r->heap_exports, r->num_heap_exports) ||
-      cldm_names_append(&p->imports, &p->num_imports, r->imports, r->num_imports)) {
-    cldm_program_free(p);
-    return NULL;
-  }
+  p->report = *report;
+  memset(report, 0, sizeof(*report));
   return p;
 }
 
-int cldm_program_kernel_lookup(cl_program program, const char *name, cldm_program_kernel *out)
-{
-  int found = 0;
+int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
+                             uint32_t *num_user_args) {
+  int takes_heap = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
-  for (size_t i = 0; p && i < p->num_kernels && !found; i++)
-    if (!strcmp(p->kernels[i].name, name)) {
-      *out = p->kernels[i];
-      out->name = NULL; /* not owned by the caller */
-      found = 1;
-    }
+  const cldm_spirv_kernel *k = NULL;
+  for (size_t i = 0; p && i < p->report.num_kernels && !k; i++)
+    if (!strcmp(p->report.kernels[i].name, name))
+      k = &p->report.kernels[i];
+  if (k && k->takes_heap) {
+    takes_heap = 1;
+    *heap_arg_index = k->heap_arg_index;
+    *num_user_args = k->num_user_args;
+  }
   pthread_mutex_unlock(&cldm_programs.lock);
-  return found;
+  return takes_heap;
 }
 
-int cldm_program_tracked(cl_program program)
-{
+void cldm_program_lock(void) { pthread_mutex_lock(&cldm_programs.lock); }
+void cldm_program_unlock(void) { pthread_mutex_unlock(&cldm_programs.lock); }
+cldm_program *cldm_program_find(cl_program program) {
+  return cldm_map_get(&cldm_programs, program);
+}
+
+int cldm_program_tracked(cl_program program) {
   pthread_mutex_lock(&cldm_programs.lock);
   int tracked = cldm_map_get(&cldm_programs, program) != NULL;
   pthread_mutex_unlock(&cldm_programs.lock);
   return tracked;
 }
 
-static void cldm_program_register(cl_program program, cldm_program *rec)
-{
+void cldm_program_register(cl_program program, cldm_program *rec) {
   pthread_mutex_lock(&cldm_programs.lock);
   cldm_program *old = cldm_map_remove(&cldm_programs, program); /* a recycled handle */
   if (cldm_map_put(&cldm_programs, program, rec) != 0) {
@@ -133,33 +120,61 @@ static void cldm_program_register(cl_program program, cldm_program *rec)
   cldm_program_free(old);
 }
 
+/* ---- allocator variants, parsed once ------------------------------------------------------ */
+
+static pthread_mutex_t cldm_program_allocators_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Per entry of cldm_device_modules(): the module parsed, or NULL until first used. */
+static cldm_spirv_parsed_allocator **cldm_program_allocators;
+
+/* The parsed form of allocator variant `m`, parsed on first use and kept for the life of the
+ * process; NULL if it cannot be parsed (the caller passes the words too, so lowering then
+ * reports why, as without the cache). */
+static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_device_module *m) {
+  size_t count;
+  const cldm_device_module *all = cldm_device_modules(&count);
+  size_t i = (size_t)(m - all); /* cldm_device_module_select answers from that table */
+  cldm_spirv_parsed_allocator *parsed = NULL;
+  pthread_mutex_lock(&cldm_program_allocators_lock);
+  if (!cldm_program_allocators)
+    cldm_program_allocators = calloc(count, sizeof(*cldm_program_allocators));
+  if (cldm_program_allocators && i < count) {
+    parsed = cldm_program_allocators[i];
+    if (!parsed &&
+        cldm_spirv_allocator_parse(m->words, m->num_words, &parsed, NULL) == CLDM_SPIRV_OK)
+      cldm_program_allocators[i] = parsed;
+  }
+  pthread_mutex_unlock(&cldm_program_allocators_lock);
+  return parsed;
+}
+
 /* ---- creation ---------------------------------------------------------------------------- */
 
-/* The allocator feature set usable on every supported device of `context`; returns 0 if the
- * context has no supported device (the layer then stays out of the way). */
-static int cldm_context_features(cl_context context, unsigned *features)
-{
+/* The route of `context` and the allocator feature set usable on every supported device of
+ * it; CLDM_ROUTE_NONE if the context has no supported device (the layer then stays out of the
+ * way). Contexts hold devices of one platform, so of one route. */
+static cldm_device_route cldm_program_context_route(cl_context context, unsigned *features) {
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
-      cldm_info_fetch(cldm_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) != CL_SUCCESS)
-    return 0;
-  int any = 0;
+      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
+          CL_SUCCESS)
+    return CLDM_ROUTE_NONE;
+  cldm_device_route route = CLDM_ROUTE_NONE;
   unsigned all = ~0u;
   for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
-    unsigned f = 0;
-    if (cldm_device_caps(((cl_device_id *)devs)[i], &f, NULL, NULL) == CL_SUCCESS) {
-      all &= f;
-      any = 1;
+    cldm_device_state st;
+    if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
+      all &= st.features;
+      if (route == CLDM_ROUTE_NONE || st.route == CLDM_ROUTE_PTX)
+        route = st.route;
     }
   }
   free(devs);
-  *features = any ? all : 0;
-  return any;
+  *features = route != CLDM_ROUTE_NONE ? all : 0;
+  return route;
 }
 
-static void cldm_program_dump(const void *words, size_t size)
-{
+static void cldm_program_dump(const void *words, size_t size) {
   static unsigned seq;
   const char *dir = cldm_config_dump_dir();
   if (!dir)
@@ -176,11 +191,64 @@ static void cldm_program_dump(const void *words, size_t size)
     fclose(f);
 }
 
-static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context,
-                                      const void *il, size_t length, cl_int *errcode_ret)
-{
+/* The build log of a PTX-route module that imports functions (malloc'd, NULL if no memory). */
+static char *cldm_program_link_only_log(const cldm_spirv_report *r) {
+  size_t len = 256;
+  for (size_t i = 0; i < r->num_imports; i++)
+    len += strlen(r->imports[i]) + 2;
+  char *log = malloc(len);
+  if (!log)
+    return NULL;
+  int n = snprintf(log, len, "the module calls functions it does not define (");
+  for (size_t i = 0; i < r->num_imports && n > 0 && (size_t)n < len; i++)
+    n += snprintf(log + n, len - (size_t)n, "%s%s", i ? ", " : "", r->imports[i]);
+  if (n > 0 && (size_t)n < len)
+    snprintf(log + n, len - (size_t)n,
+             "): on NVIDIA devices such a module is compiled with clCompileProgram and linked "
+             "with the modules that define them (clLinkProgram)");
+  return log;
+}
+
+/* The PTX route: a program of binaries from `module` (lowered, or the user's IL if it does not
+ * allocate), for every device of the context; takes `rec` over. */
+static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec, const void *module,
+                                          size_t module_size, cl_int *errcode_ret) {
+  void *devs = NULL;
+  size_t size = 0;
+  cl_int err = cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size);
+  rec->ptx = 1;
+  rec->module = malloc(module_size);
+  if (err == CL_SUCCESS && !rec->module)
+    err = CL_OUT_OF_HOST_MEMORY;
+  cl_program program = NULL;
+  if (err == CL_SUCCESS) {
+    memcpy(rec->module, module, module_size);
+    rec->module_size = module_size;
+    /* A module that imports functions is translated only with the modules that define them
+     * (clLinkProgram); alone it has no PTX of its own. */
+    rec->link_only = rec->report.num_imports > 0;
+    program = cldm_ptx_program_create(context, (cl_uint)(size / sizeof(cl_device_id)), devs,
+                                      (const void *const *)&rec->module, &rec->module_size,
+                                      rec->link_only ? 0 : 1, NULL, &rec->build_log, &err);
+    if (program && rec->link_only)
+      rec->build_log = cldm_program_link_only_log(&rec->report);
+  }
+  free(devs);
+  if (program)
+    cldm_program_register(program, rec);
+  else
+    cldm_program_free(rec);
+  if (errcode_ret)
+    *errcode_ret = err;
+  return program;
+}
+
+static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context, const void *il,
+                                      size_t length, cl_int *errcode_ret) {
   unsigned features = 0;
-  if (!il || !length || !cldm_context_features(context, &features))
+  cldm_device_route route =
+      il && length ? cldm_program_context_route(context, &features) : CLDM_ROUTE_NONE;
+  if (route == CLDM_ROUTE_NONE)
     return create(context, il, length, errcode_ret);
 
   cldm_spirv_allocator alloc = {0};
@@ -189,10 +257,12 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   if (m32) {
     alloc.words32 = m32->words;
     alloc.num_words32 = m32->num_words;
+    alloc.parsed32 = cldm_program_allocator(m32);
   }
   if (m64) {
     alloc.words64 = m64->words;
     alloc.num_words64 = m64->num_words;
+    alloc.parsed64 = cldm_program_allocator(m64);
   }
   void *out = NULL;
   size_t out_size = 0;
@@ -200,29 +270,41 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   cldm_spirv_error err = {0};
   cldm_spirv_status st = cldm_spirv_lower(il, length, &alloc, &out, &out_size, &report, &err);
   if (st != CLDM_SPIRV_OK) {
-    cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st), err.message);
+    cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st),
+             err.message);
     cldm_spirv_report_free(&report);
     if (errcode_ret)
       *errcode_ret = CL_INVALID_VALUE;
     return NULL;
   }
-  if (!report.allocates) {
+  if (!report.allocates && route == CLDM_ROUTE_SPIRV) {
     cldm_spirv_report_free(&report);
     return create(context, il, length, errcode_ret); /* byte-identical, spec 1.5 */
   }
-  cldm_log(CLDM_LOG_INFO, "lowered a %zu-byte module (%zu kernels, allocator %s) to %zu bytes",
-           length, report.num_kernels,
-           report.address_bits == 32 ? (m32 ? m32->name : "-") : (m64 ? m64->name : "-"), out_size);
-  cldm_program_dump(out, out_size);
-  cldm_program *rec = cldm_program_from_report(&report, il, length);
-  cldm_spirv_report_free(&report);
+  if (report.allocates) {
+    cldm_log(CLDM_LOG_INFO, "lowered a %zu-byte module (%zu kernels, allocator %s) to %zu bytes",
+             length, report.num_kernels,
+             report.address_bits == 32 ? (m32 ? m32->name : "-") : (m64 ? m64->name : "-"),
+             out_size);
+    cldm_program_dump(out, out_size);
+  }
+  cldm_program *rec = cldm_program_new(&report, il, length);
+  cldm_spirv_report_free(&report); /* nothing left unless the record could not be made */
   if (!rec) {
     free(out);
     if (errcode_ret)
       *errcode_ret = CL_OUT_OF_HOST_MEMORY;
     return NULL;
   }
-  cl_program program = create(context, out, out_size, errcode_ret);
+  cl_program program;
+  if (route == CLDM_ROUTE_PTX) {
+    int lowered = rec->report.allocates;
+    program = cldm_program_create_ptx(context, rec, lowered ? out : il, lowered ? out_size : length,
+                                      errcode_ret);
+    free(out);
+    return program;
+  }
+  program = create(context, out, out_size, errcode_ret);
   free(out);
   if (program)
     cldm_program_register(program, rec);
@@ -231,23 +313,21 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   return program;
 }
 
-static cl_program CL_API_CALL cldm_next_create_il(cl_context c, const void *il, size_t n, cl_int *e)
-{
+static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const void *il, size_t n,
+                                                          cl_int *e) {
   return cldm_next->clCreateProgramWithIL(c, il, n, e);
 }
 
-static cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il,
-                                                          size_t length, cl_int *errcode_ret)
-{
-  return cldm_program_create(cldm_next_create_il, context, il, length, errcode_ret);
+cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
+                                                  cl_int *errcode_ret) {
+  return cldm_program_create(cldm_program_next_create_il, context, il, length, errcode_ret);
 }
 
 /* The driver's clCreateProgramWithILKHR, found through the platform of the context. */
-static cl_program CL_API_CALL cldm_next_create_il_khr(cl_context c, const void *il, size_t n,
-                                                      cl_int *e)
-{
+static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, const void *il,
+                                                              size_t n, cl_int *e) {
   cldm_create_il_fn fn = NULL;
-  cl_platform_id platform = cldm_context_platform(c);
+  cl_platform_id platform = cldm_info_context_platform(c);
   if (platform && CLDM_NEXT_HAS(clGetExtensionFunctionAddressForPlatform))
     fn = (cldm_create_il_fn)cldm_next->clGetExtensionFunctionAddressForPlatform(
         platform, "clCreateProgramWithILKHR");
@@ -262,16 +342,14 @@ static cl_program CL_API_CALL cldm_next_create_il_khr(cl_context c, const void *
 }
 
 static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, const void *il,
-                                                            size_t length, cl_int *errcode_ret)
-{
-  return cldm_program_create(cldm_next_create_il_khr, context, il, length, errcode_ret);
+                                                            size_t length, cl_int *errcode_ret) {
+  return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, errcode_ret);
 }
 
-/* ---- queries, linking, release ----------------------------------------------------------- */
+/* ---- queries, release ---------------------------------------------------------------------- */
 
-static cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name,
-                                                size_t size, void *value, size_t *size_ret)
-{
+cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
+                                         void *value, size_t *size_ret) {
   if (name == CL_PROGRAM_IL) {
     pthread_mutex_lock(&cldm_programs.lock);
     const cldm_program *p = cldm_map_get(&cldm_programs, program);
@@ -285,156 +363,20 @@ static cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_i
   return cldm_next->clGetProgramInfo(program, name, size, value, size_ret);
 }
 
-/* Names input `program` imports: from its record, or from the IL the driver holds for an
- * untracked program made from IL (programs made from source have none to inspect). */
-static int cldm_program_imports(cl_program program, char ***names, size_t *n)
-{
-  *names = NULL;
-  *n = 0;
-  pthread_mutex_lock(&cldm_programs.lock);
-  const cldm_program *p = cldm_map_get(&cldm_programs, program);
-  int err = p ? cldm_names_append(names, n, p->imports, p->num_imports) : 0;
-  pthread_mutex_unlock(&cldm_programs.lock);
-  if (p || err)
-    return err;
-  void *il = NULL;
-  size_t size = 0;
-  if (cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, 0, NULL, &size) != CL_SUCCESS || !size ||
-      !(il = malloc(size)) ||
-      cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, size, il, NULL) != CL_SUCCESS) {
-    free(il);
-    return 0;
-  }
-  cldm_spirv_report r;
-  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK)
-    err = cldm_names_append(names, n, r.imports, r.num_imports);
-  cldm_spirv_report_free(&r);
-  free(il);
-  return err;
-}
-
-/* Finds a function that one input imports and another, lowered input exports with the heap
- * parameter; writes "<function>" into `what`. Returns 1 if found. */
-static int cldm_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what, size_t cap)
-{
-  int found = 0;
-  for (cl_uint i = 0; i < num_inputs && !found; i++) {
-    char **imports;
-    size_t n;
-    if (cldm_program_imports(inputs[i], &imports, &n) != 0)
-      continue;
-    pthread_mutex_lock(&cldm_programs.lock);
-    for (cl_uint j = 0; j < num_inputs && !found; j++) {
-      const cldm_program *p = j == i ? NULL : cldm_map_get(&cldm_programs, inputs[j]);
-      for (size_t e = 0; p && e < p->num_heap_exports && !found; e++)
-        for (size_t k = 0; k < n && !found; k++)
-          if (!strcmp(imports[k], p->heap_exports[e])) {
-            snprintf(what, cap, "%s", imports[k]);
-            found = 1;
-          }
-    }
-    pthread_mutex_unlock(&cldm_programs.lock);
-    cldm_names_free(imports, n);
-  }
-  return found;
-}
-
-/* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
-static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inputs, int *tracked)
-{
-  cldm_program *merged = calloc(1, sizeof(*merged));
-  int ok = merged != NULL;
-  *tracked = 0;
-  pthread_mutex_lock(&cldm_programs.lock);
-  for (cl_uint i = 0; ok && i < num_inputs; i++) {
-    const cldm_program *p = cldm_map_get(&cldm_programs, inputs[i]);
-    if (!p)
-      continue;
-    (*tracked)++;
-    cldm_program_kernel *grown =
-        realloc(merged->kernels, (merged->num_kernels + p->num_kernels + 1) * sizeof(*grown));
-    ok = grown != NULL;
-    if (ok)
-      merged->kernels = grown;
-    for (size_t k = 0; ok && k < p->num_kernels; k++) {
-      merged->kernels[merged->num_kernels] = p->kernels[k];
-      ok = (merged->kernels[merged->num_kernels].name = strdup(p->kernels[k].name)) != NULL;
-      merged->num_kernels += ok;
-    }
-    ok = ok && cldm_names_append(&merged->heap_exports, &merged->num_heap_exports,
-                                 p->heap_exports, p->num_heap_exports) == 0;
-  }
-  pthread_mutex_unlock(&cldm_programs.lock);
-  if (!ok || !*tracked) {
-    cldm_program_free(merged);
-    return NULL;
-  }
-  return merged;
-}
-
-static cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                                 const cl_device_id *device_list,
-                                                 const char *options, cl_uint num_inputs,
-                                                 const cl_program *inputs,
-                                                 void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                                 void *user_data, cl_int *errcode_ret)
-{
-  int tracked = 0;
-  cldm_program *merged = inputs ? cldm_link_record(num_inputs, inputs, &tracked) : NULL;
-  char what[256];
-  if (merged && num_inputs > 1 && cldm_link_conflict(num_inputs, inputs, what, sizeof(what))) {
-    cldm_log(CLDM_LOG_ERROR,
-             "clLinkProgram: function \"%s\" allocates and is called from another, separately "
-             "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
-             "as one program instead", what);
-    cldm_program_free(merged);
-    if (errcode_ret)
-      *errcode_ret = CL_LINK_PROGRAM_FAILURE;
-    return NULL;
-  }
-  cl_program program = cldm_next->clLinkProgram(context, num_devices, device_list, options,
-                                                num_inputs, inputs, pfn_notify, user_data,
-                                                errcode_ret);
-  if (program && merged)
-    cldm_program_register(program, merged);
-  else
-    cldm_program_free(merged);
-  return program;
-}
-
-static cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program)
-{
-  cl_uint refs = 0;
-  cl_context context = NULL;
-  int tracked = cldm_program_tracked(program);
-  if (tracked)
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL);
-  if (cldm_heaps_exist())
-    cldm_next->clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof(context), &context, NULL);
-  cl_int err = cldm_next->clReleaseProgram(program);
-  if (err == CL_SUCCESS && tracked && refs == 1) {
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
+  int last = 0;
+  cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
+                                     cldm_program_tracked(program) ? &last : NULL);
+  if (last) {
     pthread_mutex_lock(&cldm_programs.lock);
     cldm_program *rec = cldm_map_remove(&cldm_programs, program);
     pthread_mutex_unlock(&cldm_programs.lock);
     cldm_program_free(rec);
   }
-  if (err == CL_SUCCESS && context)
-    cldm_heap_reap(context);
   return err;
 }
 
-void cldm_dispatch_fill_program(cl_icd_dispatch *d)
-{
-  d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
-  d->clGetProgramInfo = clGetProgramInfo_wrap;
-  d->clLinkProgram = clLinkProgram_wrap;
-  d->clReleaseProgram = clReleaseProgram_wrap;
-  cldm_dispatch_fill_kernel(d);
-  cldm_dispatch_fill_lifetime(d);
-}
-
-void *cldm_extfn_program(const char *name)
-{
+void *cldm_program_extfn(const char *name) {
   if (!strcmp(name, "clCreateProgramWithILKHR"))
     return (void *)cldm_clCreateProgramWithILKHR;
   return NULL;

@@ -14,8 +14,7 @@
  * whose CL_DEVICE_NAME equals `name` and whose CL_DEVICE_EXTENSIONS lists `extension` (either
  * may be NULL: any). Its platform goes to *platform if platform is not NULL. NULL if no device
  * matches (or no platform answers). */
-cl_device_id cldm_cl_find_device(const char *name, const char *extension,
-                                 cl_platform_id *platform);
+cl_device_id cldm_cl_find_device(const char *name, const char *extension, cl_platform_id *platform);
 
 /* A string or array answer of clGetDeviceInfo in a malloc'd buffer with a NUL byte after it;
  * its size in *size if size is not NULL. NULL on error. */

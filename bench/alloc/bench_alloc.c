@@ -32,7 +32,7 @@ static void timing_add(timing *t, double s) {
 }
 
 /* Runs k for n work-items on a profiling queue; returns the kernel's execution time (s). */
-static double run_profiled(dt_env *env, cl_command_queue q, cl_kernel k, size_t n) {
+static double run_profiled(cldm_dtest_env *env, cl_command_queue q, cl_kernel k, size_t n) {
   cl_uint nargs, count = (cl_uint)n;
   DT_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL));
   DT_CHECK(clSetKernelArg(k, nargs - 1, sizeof count, &count));
@@ -48,10 +48,10 @@ static double run_profiled(dt_env *env, cl_command_queue q, cl_kernel k, size_t 
   return (double)(t1 - t0) * 1e-9;
 }
 
-static size_t count_nulls(dt_env *env, cl_mem ptrs, size_t n) {
+static size_t count_nulls(cldm_dtest_env *env, cl_mem ptrs, size_t n) {
   uint64_t *p = malloc(n * 8);
   size_t nulls = 0;
-  dt_read(env, ptrs, n * 8, p);
+  cldm_dtest_read(env, ptrs, n * 8, p);
   for (size_t i = 0; i < n; i++)
     nulls += p[i] == 0;
   free(p);
@@ -80,23 +80,22 @@ int main(int argc, char **argv) {
   printf("cldm_bench_alloc: %zu work-items, best of %d, kernel times from event profiling\n", n,
          reps);
   printf("%-26s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s\n", "module", "size",
-         "malloc ms", "M/s", "free ms", "M/s", "m+f ms", "M/s", "bump ms", "M/s",
-         "bump/malloc");
+         "malloc ms", "M/s", "free ms", "M/s", "m+f ms", "M/s", "bump ms", "M/s", "bump/malloc");
   char *save = NULL; /* strtok_r: the OpenCL implementation may use strtok itself */
-  for (char *module = strtok_r(modules, ",", &save); module;
-       module = strtok_r(NULL, ",", &save)) {
-    dt_env env;
+  for (char *module = strtok_r(modules, ",", &save); module; module = strtok_r(NULL, ",", &save)) {
+    cldm_dtest_env env;
     char file[256];
     snprintf(file, sizeof file, "bench_alloc.%s.spv", module);
-    if (dt_open(&env, dt_data_path(file), 64) != CL_SUCCESS)
+    if (cldm_dtest_open(&env, cldm_dtest_data_path(file), 64) != CL_SUCCESS)
       fail_run("device rejected the module");
     cl_int err;
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_command_queue q = clCreateCommandQueueWithProperties(env.ctx, env.device, props, &err);
     DT_CHECK(err);
-    cl_kernel km = dt_kernel(&env, "k_malloc"), kf = dt_kernel(&env, "k_free");
-    cl_kernel kmf = dt_kernel(&env, "k_malloc_free"), kb = dt_kernel(&env, "k_bump");
-    cl_mem ptrs = dt_buffer(&env, n * 8, NULL);
+    cl_kernel km = cldm_dtest_kernel(&env, "k_malloc"), kf = cldm_dtest_kernel(&env, "k_free");
+    cl_kernel kmf = cldm_dtest_kernel(&env, "k_malloc_free"),
+              kb = cldm_dtest_kernel(&env, "k_bump");
+    cl_mem ptrs = cldm_dtest_buffer(&env, n * 8, NULL);
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
       cl_uint size = sizes[si];
       uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
@@ -109,33 +108,34 @@ int main(int argc, char **argv) {
                module, size, (unsigned long long)(heap_bytes >> 20));
         continue;
       }
-      dt_heap heap = dt_heap_create(&env, heap_bytes);
-      cl_mem arena = dt_buffer(&env, (size_t)n * size, NULL), top = dt_buffer(&env, 4, NULL);
+      cldm_dtest_heap heap = cldm_dtest_heap_create(&env, heap_bytes);
+      cl_mem arena = cldm_dtest_buffer(&env, (size_t)n * size, NULL),
+             top = cldm_dtest_buffer(&env, 4, NULL);
       timing tm = {0}, tf = {0}, tmf = {0}, tb = {0};
       for (int r = -1; r < reps; r++) { /* r == -1: warm-up, not counted */
-        dt_heap_reset(&env, &heap);
-        dt_args(km, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
-                (size_t)0);
+        cldm_dtest_heap_reset(&env, &heap);
+        cldm_dtest_args(km, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
+                        (size_t)0);
         double t_m = run_profiled(&env, q, km, n);
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc returned NULL");
-        dt_args(kf, sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ptrs, (size_t)0);
+        cldm_dtest_args(kf, sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ptrs, (size_t)0);
         double t_f = run_profiled(&env, q, kf, n);
-        cldm_heap_stats s = dt_heap_stats(&env, &heap);
+        cldm_heap_stats s = cldm_dtest_heap_stats(&env, &heap);
         if (s.live_allocations != 0 || s.bytes_in_use != 0 || s.invalid_frees != 0 ||
             s.failed_allocations != 0)
           fail_run("heap not empty after the frees");
-        dt_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
-                (size_t)0);
+        cldm_dtest_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
+                        (size_t)0);
         double t_mf = run_profiled(&env, q, kmf, n);
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc (+free) returned NULL");
         uint32_t zero = 0;
-        dt_write(&env, top, 4, &zero);
-        dt_args(kb, sizeof(cl_mem), &arena, sizeof(cl_mem), &top, sizeof size, &size,
-                sizeof(cl_mem), &ptrs, (size_t)0);
+        cldm_dtest_write(&env, top, 4, &zero);
+        cldm_dtest_args(kb, sizeof(cl_mem), &arena, sizeof(cl_mem), &top, sizeof size, &size,
+                        sizeof(cl_mem), &ptrs, (size_t)0);
         double t_b = run_profiled(&env, q, kb, n);
-        if (dt_read_u32(&env, top) != (uint32_t)(n * size))
+        if (cldm_dtest_read_u32(&env, top) != (uint32_t)(n * size))
           fail_run("bump pointer lost an add");
         if (r >= 0) {
           timing_add(&tm, t_m);
@@ -146,12 +146,11 @@ int main(int argc, char **argv) {
       }
       printf("%-26s %6u | %9.3f %9.2f | %9.3f %9.2f | %9.3f %9.2f | %9.3f %9.2f | %10.1fx\n",
              module, size, tm.best_s * 1e3, rate(n, &tm), tf.best_s * 1e3, rate(n, &tf),
-             tmf.best_s * 1e3, rate(n, &tmf), tb.best_s * 1e3, rate(n, &tb),
-             tm.best_s / tb.best_s);
+             tmf.best_s * 1e3, rate(n, &tmf), tb.best_s * 1e3, rate(n, &tb), tm.best_s / tb.best_s);
       fflush(stdout);
       clReleaseMemObject(arena);
       clReleaseMemObject(top);
-      dt_heap_release(&heap);
+      cldm_dtest_heap_release(&heap);
     }
     clReleaseMemObject(ptrs);
     clReleaseKernel(km);
@@ -159,7 +158,7 @@ int main(int argc, char **argv) {
     clReleaseKernel(kmf);
     clReleaseKernel(kb);
     clReleaseCommandQueue(q);
-    dt_close(&env);
+    cldm_dtest_close(&env);
   }
   printf("M/s: million operations per second (m+f: malloc and free pairs); bump/malloc: how many\n"
          "times faster the bump-pointer kernel ran than k_malloc.\n");

@@ -79,8 +79,8 @@
 
 /* ---- allocation and free, without statistics ----------------------------------------- */
 
-#define CLDM_CLASS_LARGE 0xFFFFu      /* request served by a run of pages */
-#define CLDM_CLASS_NONE 0xFFFFFFFFu   /* no request (size 0) */
+#define CLDM_CLASS_LARGE 0xFFFFu    /* request served by a run of pages */
+#define CLDM_CLASS_NONE 0xFFFFFFFFu /* no request (size 0) */
 
 /* Start positions for one call: mixes the request with the heap's use counter, which changes
  * with every allocation and free (work-items of a pocl work-group, run one after another,
@@ -128,10 +128,10 @@ static inline global void *cldm_alloc_raw(const cldm_heap *h, size_t size, uint 
 
 /* What a pointer handed to free/realloc is, if it can be the start of an allocation. */
 typedef struct cldm_block {
-  uint page;   /* page holding the pointer (slab page or run head) */
-  uint desc;   /* its descriptor as read */
-  uint slot;   /* slab slot; unused for runs */
-  uint bytes;  /* bytes of the allocation from the pointer on */
+  uint page;  /* page holding the pointer (slab page or run head) */
+  uint desc;  /* its descriptor as read */
+  uint slot;  /* slab slot; unused for runs */
+  uint bytes; /* bytes of the allocation from the pointer on */
 } cldm_block;
 
 static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_block *b) {
@@ -193,8 +193,8 @@ static inline uint cldm_lane(void) { return sub_group_scan_exclusive_add(1u); }
 /* Applies one call's effect on the counters: granules allocated and freed, a failed
  * allocation, an invalid free. The sub-group variant adds up the sub-group's calls and updates
  * each counter once per sub-group. */
-static inline void cldm_account(const cldm_heap *h, uint alloc_units, uint free_units,
-                                uint failed, uint invalid) {
+static inline void cldm_account(const cldm_heap *h, uint alloc_units, uint free_units, uint failed,
+                                uint invalid) {
 #if CLDM_SUBGROUPS
   alloc_units = sub_group_reduce_add(alloc_units);
   free_units = sub_group_reduce_add(free_units);
@@ -313,7 +313,8 @@ global void *cldm_realloc(global void *heap, global void *ptr, size_t size) {
   } else if (!cldm_block_find(&h, ptr, &b) ||
              (cldm_desc_kind(b.desc) != CLDM_DESC_KIND_LARGE_HEAD &&
               !((cldm_load_relaxed(cldm_page_bitmap(&h, b.page) + (b.slot >> 5)) /* relaxed */
-                 >> (b.slot & 31u)) & 1u))) {
+                 >> (b.slot & 31u)) &
+                1u))) {
     invalid = 1u; /* not a live allocation: NULL */
   } else if (cldm_desc_kind(b.desc) != CLDM_DESC_KIND_LARGE_HEAD
                  ? size <= CLDM_MAX_CLASS_BYTES &&

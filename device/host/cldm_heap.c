@@ -1,7 +1,8 @@
 /*
- * cldm_heap.c — host side of the heap layout (cldm_device.h): where each metadata array lives
- * for a given number of pages, the size of the buffer and of the initial image, writing the
- * image (creation and reset are one host write of it) and decoding statistics.
+ * cldm_heap.c — host side of the heap layout (cldm_device.h): the geometry of a heap (where
+ * each metadata array lives for a given number of pages, the size of the buffer, of the
+ * initial image and of the statistics span), computed in one place (cldm_heap_geometry_*);
+ * writing the image (creation and reset are one host write of it) and decoding statistics.
  *
  * The device never recomputes the layout: it reads the offsets from the header this file
  * writes, so this file is the single source of truth for the geometry.
@@ -20,35 +21,32 @@ _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVAL
 _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
 _Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
 
-/* Geometry of a heap of `num_pages` pages. */
-typedef struct cldm_layout {
-  uint32_t num_pages;
-  uint32_t hints_offset, descs_offset, pool_offset, pool_words, image_bytes, bitmaps_offset;
-  uint64_t pages_offset, buffer_bytes;
-} cldm_layout;
+static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-static uint64_t cldm_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-
-static void cldm_layout_for_pages(uint32_t num_pages, cldm_layout *l) {
+/* Geometry of a heap of `num_pages` pages in the smallest buffer that holds it. */
+static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g) {
   uint64_t off = CLDM_HEADER_BYTES;
-  l->num_pages = num_pages;
-  l->hints_offset = (uint32_t)off;
-  off = cldm_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
-  l->descs_offset = (uint32_t)off;
-  off = cldm_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
-  l->pool_offset = (uint32_t)off;
-  l->pool_words = (num_pages + 31u) / 32u;
-  off = cldm_align_up(off + 4ull * l->pool_words, CLDM_META_ALIGN);
-  l->bitmaps_offset = (uint32_t)off;
+  g->num_pages = num_pages;
+  g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
+  g->hints_offset = (uint32_t)off;
+  off = cldm_heap_align_up(off + 4ull * CLDM_NUM_CLASSES * CLDM_HINTS_PER_CLASS, CLDM_META_ALIGN);
+  g->descs_offset = (uint32_t)off;
+  off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
+  g->pool_offset = (uint32_t)off;
+  g->pool_words = (num_pages + 31u) / 32u;
+  off = cldm_heap_align_up(off + 4ull * g->pool_words, CLDM_META_ALIGN);
+  g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
-  l->image_bytes = (uint32_t)off; /* every bitmap starts clear: claiming a page costs no init */
-  l->pages_offset = cldm_align_up(off, CLDM_PAGES_ALIGN);
-  l->buffer_bytes = l->pages_offset + (uint64_t)num_pages * CLDM_PAGE_BYTES;
+  g->image_bytes = (size_t)off; /* every bitmap starts clear: claiming a page costs no init */
+  /* statistics need the header and the page descriptors (live allocations are counted there) */
+  g->stats_span = g->descs_offset + 4u * (size_t)num_pages;
+  g->pages_offset = cldm_heap_align_up(off, CLDM_PAGES_ALIGN);
+  g->buffer_bytes = g->pages_offset + g->usable_bytes;
 }
 
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
-static uint32_t cldm_pages_for_buffer(uint64_t buffer_bytes) {
-  cldm_layout l;
+static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes) {
+  cldm_heap_geometry l;
   /* metadata per page: descriptor + pool bit + slot bitmap < 520 bytes */
   uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 520u);
   if (n > CLDM_HEAP_MAX_PAGES)
@@ -56,13 +54,13 @@ static uint32_t cldm_pages_for_buffer(uint64_t buffer_bytes) {
   for (;;) { /* grow while the next size still fits (a few steps at most) */
     if (n >= CLDM_HEAP_MAX_PAGES)
       break;
-    cldm_layout_for_pages((uint32_t)n + 1, &l);
+    cldm_heap_layout_for_pages((uint32_t)n + 1, &l);
     if (l.buffer_bytes > buffer_bytes)
       break;
     n++;
   }
   while (n >= CLDM_HEAP_MIN_PAGES) {
-    cldm_layout_for_pages((uint32_t)n, &l);
+    cldm_heap_layout_for_pages((uint32_t)n, &l);
     if (l.buffer_bytes <= buffer_bytes)
       break;
     n--;
@@ -83,31 +81,44 @@ uint64_t cldm_heap_usable_size(uint64_t requested) {
   return n * CLDM_PAGE_BYTES;
 }
 
+int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g) {
+  uint32_t n = cldm_heap_pages_for_buffer(buffer_bytes);
+  memset(g, 0, sizeof *g);
+  g->buffer_bytes = buffer_bytes;
+  if (n == 0)
+    return -1;
+  cldm_heap_layout_for_pages(n, g);
+  g->buffer_bytes = buffer_bytes; /* the pages may leave some of it unused */
+  return 0;
+}
+
+int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
+                                   cldm_heap_geometry *g) {
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), g);
+  uint64_t buffer_bytes = g->buffer_bytes;
+  if (max_buffer_bytes && buffer_bytes > max_buffer_bytes)
+    buffer_bytes = max_buffer_bytes; /* the metadata comes out of the usable size */
+  return cldm_heap_geometry_for_buffer(buffer_bytes, g);
+}
+
 uint64_t cldm_heap_buffer_size(uint64_t requested) {
-  cldm_layout l;
-  cldm_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &l);
-  return l.buffer_bytes;
+  cldm_heap_geometry g;
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &g);
+  return g.buffer_bytes;
 }
 
 size_t cldm_heap_image_size(uint64_t buffer_bytes) {
-  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
-  cldm_layout l;
-  if (n == 0)
-    return 0;
-  cldm_layout_for_pages(n, &l);
-  return l.image_bytes;
+  cldm_heap_geometry g;
+  return cldm_heap_geometry_for_buffer(buffer_bytes, &g) == 0 ? g.image_bytes : 0;
 }
 
-int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
-  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
-  cldm_layout l;
+int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size) {
   cldm_heap_header h;
-  if (n == 0 || dst == NULL)
+  uint32_t n = g ? g->num_pages : 0;
+  if (n < CLDM_HEAP_MIN_PAGES || n > CLDM_HEAP_MAX_PAGES || dst == NULL ||
+      dst_size < g->image_bytes)
     return -1;
-  cldm_layout_for_pages(n, &l);
-  if (dst_size < l.image_bytes)
-    return -1;
-  memset(dst, 0, l.image_bytes); /* counters 0, hints empty, pages free, bitmaps clear */
+  memset(dst, 0, g->image_bytes); /* counters 0, hints empty, pages free, bitmaps clear */
   memset(&h, 0, sizeof h);
   h.magic = CLDM_HEAP_MAGIC;
   h.layout_version = CLDM_HEAP_LAYOUT_VERSION;
@@ -115,31 +126,33 @@ int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
   h.num_pages = n;
   h.num_classes = CLDM_NUM_CLASSES;
   h.hints_per_class = CLDM_HINTS_PER_CLASS;
-  h.hints_offset = l.hints_offset;
-  h.descs_offset = l.descs_offset;
-  h.pool_offset = l.pool_offset;
-  h.pool_words = l.pool_words;
-  h.bitmaps_offset = l.bitmaps_offset;
-  h.image_bytes = l.image_bytes;
-  h.pages_offset = l.pages_offset;
-  h.usable_bytes = (uint64_t)n * CLDM_PAGE_BYTES;
-  h.buffer_bytes = buffer_bytes;
+  h.hints_offset = g->hints_offset;
+  h.descs_offset = g->descs_offset;
+  h.pool_offset = g->pool_offset;
+  h.pool_words = g->pool_words;
+  h.bitmaps_offset = g->bitmaps_offset;
+  h.image_bytes = (uint32_t)g->image_bytes;
+  h.pages_offset = g->pages_offset;
+  h.usable_bytes = g->usable_bytes;
+  h.buffer_bytes = g->buffer_bytes;
   memcpy(dst, &h, sizeof h);
   if (n % 32u) { /* pool bits past the last page read as taken */
-    uint32_t *pool = (uint32_t *)((unsigned char *)dst + l.pool_offset);
-    pool[l.pool_words - 1] = ~0u << (n % 32u);
+    uint32_t *pool = (uint32_t *)((unsigned char *)dst + g->pool_offset);
+    pool[g->pool_words - 1] = ~0u << (n % 32u);
   }
   return 0;
 }
 
-/* Statistics need the header and the page descriptors (live allocations are counted there). */
+int cldm_heap_image_write(uint64_t buffer_bytes, void *dst, size_t dst_size) {
+  cldm_heap_geometry g;
+  if (cldm_heap_geometry_for_buffer(buffer_bytes, &g) != 0)
+    return -1;
+  return cldm_heap_image_fill(&g, dst, dst_size);
+}
+
 size_t cldm_heap_stats_span(uint64_t buffer_bytes) {
-  uint32_t n = cldm_pages_for_buffer(buffer_bytes);
-  cldm_layout l;
-  if (n == 0)
-    return CLDM_HEADER_BYTES;
-  cldm_layout_for_pages(n, &l);
-  return l.descs_offset + 4u * (size_t)n;
+  cldm_heap_geometry g;
+  return cldm_heap_geometry_for_buffer(buffer_bytes, &g) == 0 ? g.stats_span : CLDM_HEADER_BYTES;
 }
 
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {

@@ -13,7 +13,7 @@
 #undef CLDM_MODULE
 
 static const cldm_device_module cldm_module_table[] = {
-#define CLDM_MODULE(sym, name, bits, features)                                                 \
+#define CLDM_MODULE(sym, name, bits, features)                                                     \
   {name, bits, features, sym, sizeof sym / sizeof sym[0]},
 #include "cldm_device_modules.inc"
 #undef CLDM_MODULE

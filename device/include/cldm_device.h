@@ -5,8 +5,9 @@
  * (Physical32 / Physical64) and by the device features it may use. This header is what the
  * layer and the tests see of it:
  *   - the embedded SPIR-V modules and how to pick one for a device;
- *   - the heap layout as far as the host needs it: how big the initial image is, how to write
- *     it (creation and reset are one host write of that image), how to decode statistics.
+ *   - the heap layout as far as the host needs it: its geometry (buffer, usable size, initial
+ *     image, statistics span), how to write the image (creation and reset are one host write
+ *     of it), how to decode statistics.
  * The heap layout itself is described at the top of device/cl/cldm_alloc.cl; the structs
  * shared by OpenCL C and C live in device/include/cldm_heap_layout.h.
  *
@@ -45,7 +46,7 @@ extern "C" {
 
 /* Device features a module variant may require (bit set). */
 enum {
-  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0, /* OpenCL C 2.0 atomics: explicit order, device
+  CLDM_DEVICE_FEATURE_CL20_ATOMICS = 1u << 0,  /* OpenCL C 2.0 atomics: explicit order, device
                                                  scope */
   CLDM_DEVICE_FEATURE_INT64_ATOMICS = 1u << 1, /* cl_khr_int64_base/extended_atomics */
   CLDM_DEVICE_FEATURE_SUBGROUPS = 1u << 2,     /* cl_khr_subgroups (sub-group ballot/broadcast) */
@@ -57,10 +58,10 @@ enum {
 };
 
 typedef struct cldm_device_module {
-  const char *name;         /* e.g. "cldm_alloc.cl20.spir64" */
-  unsigned address_bits;    /* 32 (Physical32) or 64 (Physical64) */
-  unsigned features;        /* CLDM_DEVICE_FEATURE_* this variant requires */
-  const uint32_t *words;    /* SPIR-V, host byte order */
+  const char *name;      /* e.g. "cldm_alloc.cl20.spir64" */
+  unsigned address_bits; /* 32 (Physical32) or 64 (Physical64) */
+  unsigned features;     /* CLDM_DEVICE_FEATURE_* this variant requires */
+  const uint32_t *words; /* SPIR-V, host byte order */
   size_t num_words;
 } cldm_device_module;
 
@@ -73,9 +74,9 @@ const cldm_device_module *cldm_device_module_select(unsigned address_bits, unsig
 
 /* Heap statistics (spec 1.3); every field in bytes or counts. */
 typedef struct cldm_heap_stats {
-  uint64_t size;               /* usable heap size, bytes */
-  uint64_t bytes_in_use;       /* bytes held by live allocations (size-class rounded) */
-  uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation/reset */
+  uint64_t size;              /* usable heap size, bytes */
+  uint64_t bytes_in_use;      /* bytes held by live allocations (size-class rounded) */
+  uint64_t peak_bytes_in_use; /* maximum of bytes_in_use since creation/reset */
   uint64_t live_allocations;
   uint64_t failed_allocations;
   uint64_t invalid_frees;
@@ -98,6 +99,37 @@ uint64_t cldm_heap_usable_size(uint64_t requested);
  * usable size plus header and metadata (about 0.8 % + 16 KiB). Requests outside
  * [min size, max size] are clamped as in cldm_heap_usable_size. */
 uint64_t cldm_heap_buffer_size(uint64_t requested);
+
+/* Geometry of a heap: where everything lives in its buffer, in bytes from the heap base. The
+ * host computes it once per heap (cldm_heap_geometry_for_*) and uses it for creation (buffer,
+ * image), reset (image) and statistics (span); the image's header carries it to the device. */
+typedef struct cldm_heap_geometry {
+  uint64_t buffer_bytes; /* the whole buffer: header, metadata, pages (and any slack) */
+  uint64_t usable_bytes; /* num_pages * 64 KiB: the heap size statistics report */
+  uint32_t num_pages;
+  uint32_t hints_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
+  uint64_t pages_offset; /* first page */
+  size_t image_bytes;    /* initial image at offset 0: writing it creates or resets the heap */
+  size_t stats_span;     /* bytes at offset 0 that statistics are decoded from */
+} cldm_heap_geometry;
+
+/* The geometry of the largest heap a buffer of `buffer_bytes` holds. Returns 0, or -1 if the
+ * buffer is too small for the minimum heap (then only g->buffer_bytes is set, all else 0). */
+int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g);
+
+/* The geometry of the heap created for `requested` bytes: usable size as cldm_heap_usable_size,
+ * buffer as cldm_heap_buffer_size, except that a buffer larger than `max_buffer_bytes` (if not
+ * 0; e.g. CL_DEVICE_MAX_MEM_ALLOC_SIZE) is cut to it, the metadata then coming out of the usable
+ * size. Returns 0, or -1 as cldm_heap_geometry_for_buffer. */
+int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
+                                   cldm_heap_geometry *g);
+
+/* Writes the image of a heap of geometry `g` into dst (dst_size >= g->image_bytes). Returns 0,
+ * or -1 if g is not a valid heap's geometry or dst is NULL or too small. */
+int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size);
+
+/* The three below take a buffer size and compute its geometry (cldm_heap_geometry_for_buffer)
+ * on each call. */
 
 /* Size of the initial image (header + metadata) at offset 0 of a heap buffer of
  * `buffer_bytes` bytes. Writing that image (nothing else) creates or resets the heap. */

@@ -24,14 +24,14 @@ typedef uint64_t cldm_u64;
 #endif
 
 /* ---- identification ---------------------------------------------------------------------- */
-#define CLDM_HEAP_MAGIC 0x4D444C43u          /* "CLDM" in little-endian bytes */
+#define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
 #define CLDM_HEAP_LAYOUT_VERSION 1u
 
 /* ---- granularity ------------------------------------------------------------------------- */
-#define CLDM_GRANULE_SHIFT 4u                /* every allocation is a multiple of 16 bytes */
+#define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
 #define CLDM_GRANULE_BYTES 16u
 #define CLDM_PAGE_SHIFT 16u
-#define CLDM_PAGE_BYTES 65536u               /* 64 KiB: unit of the page pool (spec 1.2) */
+#define CLDM_PAGE_BYTES 65536u /* 64 KiB: unit of the page pool (spec 1.2) */
 #define CLDM_PAGE_UNITS (CLDM_PAGE_BYTES >> CLDM_GRANULE_SHIFT) /* 4096 granules per page */
 
 /* ---- size classes ------------------------------------------------------------------------ */
@@ -39,9 +39,9 @@ typedef uint64_t cldm_u64;
  * octave o (0..7) covering (128 << o, 256 << o] in steps of (16 << o) bytes:
  * 144..256 by 16, 288..512 by 32, ..., 18432..32768 by 2048. Worst rounding loss 1/9 (11 %). */
 #define CLDM_NUM_CLASSES 72u
-#define CLDM_MAX_CLASS_BYTES 32768u          /* larger requests take runs of whole pages */
-#define CLDM_SLOTS_PER_PAGE_MAX 4096u        /* 16-byte class: 65536 / 16 */
-#define CLDM_SLOT_BITMAP_WORDS 128u          /* 4096 bits: one bitmap per page, any class */
+#define CLDM_MAX_CLASS_BYTES 32768u   /* larger requests take runs of whole pages */
+#define CLDM_SLOTS_PER_PAGE_MAX 4096u /* 16-byte class: 65536 / 16 */
+#define CLDM_SLOT_BITMAP_WORDS 128u   /* 4096 bits: one bitmap per page, any class */
 #define CLDM_SLOT_BITMAP_BYTES (CLDM_SLOT_BITMAP_WORDS * 4u)
 
 /* ---- page descriptor (one 32-bit word per page) ------------------------------------------ */
@@ -57,54 +57,54 @@ typedef uint64_t cldm_u64;
 #define CLDM_DESC_KIND_LARGE_HEAD 0xFFu
 
 /* ---- hints: pages each class allocates from first (advisory, page index + 1, 0 = none) -- */
-#define CLDM_HINTS_PER_CLASS 16u             /* power of two */
+#define CLDM_HINTS_PER_CLASS 16u /* power of two */
 
 /* ---- limits ------------------------------------------------------------------------------ */
-#define CLDM_HEAP_MIN_BYTES (1u << 20)       /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
+#define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
 #define CLDM_HEAP_MIN_PAGES (CLDM_HEAP_MIN_BYTES / CLDM_PAGE_BYTES)
 /* Bytes in use are counted in 32-bit granule units: the usable heap stays below 64 GiB. */
 #define CLDM_HEAP_MAX_PAGES ((1u << 20) - 1u) /* 64 GiB - 64 KiB usable */
 #define CLDM_HEADER_BYTES 256u
-#define CLDM_META_ALIGN 64u                  /* metadata arrays start on 64-byte lines */
-#define CLDM_PAGES_ALIGN 4096u               /* first page offset, from the heap base */
+#define CLDM_META_ALIGN 64u    /* metadata arrays start on 64-byte lines */
+#define CLDM_PAGES_ALIGN 4096u /* first page offset, from the heap base */
 
 /* ---- header at offset 0 ------------------------------------------------------------------ */
 /* Counters sit on their own 64-byte lines. Every counter update is a relaxed atomic; values
  * are exact once the kernels that changed them have completed (spec 1.3). */
 typedef struct cldm_heap_header {
   /* line 0: geometry, written by the host image, read-only on the device */
-  cldm_u32 magic;            /*  0 CLDM_HEAP_MAGIC */
-  cldm_u32 layout_version;   /*  4 CLDM_HEAP_LAYOUT_VERSION */
-  cldm_u32 page_bytes;       /*  8 CLDM_PAGE_BYTES */
-  cldm_u32 num_pages;        /* 12 pages in the pool */
-  cldm_u32 num_classes;      /* 16 CLDM_NUM_CLASSES */
-  cldm_u32 hints_per_class;  /* 20 CLDM_HINTS_PER_CLASS */
-  cldm_u32 hints_offset;     /* 24 bytes from the heap base: u32[num_classes][hints_per_class] */
-  cldm_u32 descs_offset;     /* 28 u32[num_pages] page descriptors */
-  cldm_u32 pool_offset;      /* 32 u32[pool_words] index of free pages, bit set = taken (a
-                                    hint: the descriptor decides, cldm_pool.clh) */
-  cldm_u32 pool_words;       /* 36 */
-  cldm_u32 bitmaps_offset;   /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
-  cldm_u32 image_bytes;      /* 44 bytes the host writes to create/reset the heap: header and
-                                    all metadata up to the first page */
-  cldm_u64 pages_offset;     /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
-  cldm_u64 usable_bytes;     /* 56 num_pages * CLDM_PAGE_BYTES */
+  cldm_u32 magic;           /*  0 CLDM_HEAP_MAGIC */
+  cldm_u32 layout_version;  /*  4 CLDM_HEAP_LAYOUT_VERSION */
+  cldm_u32 page_bytes;      /*  8 CLDM_PAGE_BYTES */
+  cldm_u32 num_pages;       /* 12 pages in the pool */
+  cldm_u32 num_classes;     /* 16 CLDM_NUM_CLASSES */
+  cldm_u32 hints_per_class; /* 20 CLDM_HINTS_PER_CLASS */
+  cldm_u32 hints_offset;    /* 24 bytes from the heap base: u32[num_classes][hints_per_class] */
+  cldm_u32 descs_offset;    /* 28 u32[num_pages] page descriptors */
+  cldm_u32 pool_offset;     /* 32 u32[pool_words] index of free pages, bit set = taken (a
+                                  hint: the descriptor decides, cldm_pool.clh) */
+  cldm_u32 pool_words;      /* 36 */
+  cldm_u32 bitmaps_offset;  /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
+  cldm_u32 image_bytes;     /* 44 bytes the host writes to create/reset the heap: header and
+                                  all metadata up to the first page */
+  cldm_u64 pages_offset;    /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
+  cldm_u64 usable_bytes;    /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */
-  cldm_u32 use_units;        /* 64 16-byte granules held by live allocations */
-  cldm_u32 reserved68;       /* 68 (live allocations are counted from the descriptors) */
-  cldm_u32 peak_units;       /* 72 largest use_units seen just before a free; the peak since
-                                    creation or reset is max(peak_units, use_units) */
-  cldm_u32 pad1[13];         /* 76 */
+  cldm_u32 use_units;  /* 64 16-byte granules held by live allocations */
+  cldm_u32 reserved68; /* 68 (live allocations are counted from the descriptors) */
+  cldm_u32 peak_units; /* 72 largest use_units seen just before a free; the peak since
+                             creation or reset is max(peak_units, use_units) */
+  cldm_u32 pad1[13];   /* 76 */
   /* line 2 */
-  cldm_u32 failed_lo;        /* 128 failed allocations, 64-bit as (lo, hi) */
-  cldm_u32 failed_hi;        /* 132 */
-  cldm_u32 pad2[14];         /* 136 */
+  cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
+  cldm_u32 failed_hi; /* 132 */
+  cldm_u32 pad2[14];  /* 136 */
   /* line 3 */
-  cldm_u32 invalid_lo;       /* 192 invalid frees, 64-bit as (lo, hi) */
-  cldm_u32 invalid_hi;       /* 196 */
-  cldm_u64 buffer_bytes;     /* 200 size of the whole buffer (header + metadata + pages) */
-  cldm_u32 pad3[12];         /* 208 */
-} cldm_heap_header;          /* 256 bytes = CLDM_HEADER_BYTES */
+  cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
+  cldm_u32 invalid_hi;   /* 196 */
+  cldm_u64 buffer_bytes; /* 200 size of the whole buffer (header + metadata + pages) */
+  cldm_u32 pad3[12];     /* 208 */
+} cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
 #define CLDM_HDR_WORD_USE_UNITS 16u
@@ -125,11 +125,25 @@ static inline cldm_u32 cldm_class_bytes(cldm_u32 c) {
 /* Index of the floor of log2(x), x > 0, without builtins (shared by C and OpenCL C). */
 static inline cldm_u32 cldm_log2_floor(cldm_u32 x) {
   cldm_u32 r = 0u;
-  if (x >> 16) { x >>= 16; r += 16u; }
-  if (x >> 8) { x >>= 8; r += 8u; }
-  if (x >> 4) { x >>= 4; r += 4u; }
-  if (x >> 2) { x >>= 2; r += 2u; }
-  if (x >> 1) { r += 1u; }
+  if (x >> 16) {
+    x >>= 16;
+    r += 16u;
+  }
+  if (x >> 8) {
+    x >>= 8;
+    r += 8u;
+  }
+  if (x >> 4) {
+    x >>= 4;
+    r += 4u;
+  }
+  if (x >> 2) {
+    x >>= 2;
+    r += 2u;
+  }
+  if (x >> 1) {
+    r += 1u;
+  }
   return r;
 }
 
@@ -138,7 +152,7 @@ static inline cldm_u32 cldm_class_of(cldm_u32 bytes) {
   cldm_u32 g = (bytes + CLDM_GRANULE_BYTES - 1u) >> CLDM_GRANULE_SHIFT; /* granules, 1..2048 */
   if (g <= 8u)
     return g - 1u;
-  cldm_u32 octave = cldm_log2_floor(g - 1u) - 3u;  /* g in (8 << octave, 16 << octave] */
+  cldm_u32 octave = cldm_log2_floor(g - 1u) - 3u;       /* g in (8 << octave, 16 << octave] */
   cldm_u32 steps = (g + (1u << octave) - 1u) >> octave; /* ceil(g / step), 9..16 */
   return 8u + (octave << 3) + (steps - 9u);
 }

@@ -3,8 +3,7 @@
  * same heap: spec 2.1). */
 extern void free(global void *ptr);
 
-kernel void consume(global ulong *records, global uint *errors)
-{
+kernel void consume(global ulong *records, global uint *errors) {
   size_t i = get_global_id(0);
   global uint *r = (global uint *)records[i];
   if (!r) {

@@ -11,8 +11,7 @@ typedef struct node {
   uint value;
 } node;
 
-kernel void build_lists(global ulong *heads, uint max_len, global uint *failed)
-{
+kernel void build_lists(global ulong *heads, uint max_len, global uint *failed) {
   size_t i = get_global_id(0);
   uint len = 1 + (uint)(i % max_len);
   global node *head = 0;
@@ -29,8 +28,7 @@ kernel void build_lists(global ulong *heads, uint max_len, global uint *failed)
   heads[i] = (ulong)head;
 }
 
-kernel void consume_lists(global ulong *heads, global ulong *sums, global uint *lengths)
-{
+kernel void consume_lists(global ulong *heads, global ulong *sums, global uint *lengths) {
   size_t i = get_global_id(0);
   global node *n = (global node *)heads[i];
   ulong sum = 0;

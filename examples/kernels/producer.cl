@@ -2,8 +2,7 @@
  * variable-length record (a length word followed by that many values) and publishes it. */
 extern global void *malloc(size_t size);
 
-kernel void produce(global ulong *records)
-{
+kernel void produce(global ulong *records) {
   size_t i = get_global_id(0);
   uint count = 1 + (uint)(i % 61);
   global uint *r = (global uint *)malloc((1 + count) * sizeof(uint));

@@ -32,70 +32,50 @@ extern "C" {
 typedef cl_uint cl_device_heap_info_ext;
 
 /* cl_device_info (provisional) */
-#define CL_DEVICE_HEAP_SIZE_EXT                       0x10DA0
+#define CL_DEVICE_HEAP_SIZE_EXT 0x10DA0
 
 /* cl_device_heap_info_ext (provisional); every value is returned as a cl_ulong */
-#define CL_DEVICE_HEAP_INFO_SIZE_EXT                  0x10DA1
-#define CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT          0x10DA2
-#define CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT     0x10DA3
-#define CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT      0x10DA4
-#define CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT    0x10DA5
-#define CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT         0x10DA6
+#define CL_DEVICE_HEAP_INFO_SIZE_EXT 0x10DA1
+#define CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT 0x10DA2
+#define CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT 0x10DA3
+#define CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT 0x10DA4
+#define CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT 0x10DA5
+#define CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT 0x10DA6
 
 /* Default and minimum heap size in bytes (section "Heap size"). */
-#define CL_DEVICE_HEAP_SIZE_DEFAULT_EXT               ((size_t)8 << 20)
-#define CL_DEVICE_HEAP_SIZE_MIN_EXT                   ((size_t)1 << 20)
+#define CL_DEVICE_HEAP_SIZE_DEFAULT_EXT ((size_t)8 << 20)
+#define CL_DEVICE_HEAP_SIZE_MIN_EXT ((size_t)1 << 20)
 
-typedef cl_int CL_API_CALL
-clSetDeviceHeapSizeEXT_t(
-    cl_device_id device,
-    size_t size);
+typedef cl_int CL_API_CALL clSetDeviceHeapSizeEXT_t(cl_device_id device, size_t size);
 
-typedef clSetDeviceHeapSizeEXT_t *
-clSetDeviceHeapSizeEXT_fn CL_API_SUFFIX__VERSION_1_2;
+typedef clSetDeviceHeapSizeEXT_t *clSetDeviceHeapSizeEXT_fn CL_API_SUFFIX__VERSION_1_2;
 
-typedef cl_int CL_API_CALL
-clGetDeviceHeapInfoEXT_t(
-    cl_command_queue command_queue,
-    cl_device_heap_info_ext param_name,
-    size_t param_value_size,
-    void *param_value,
-    size_t *param_value_size_ret);
+typedef cl_int CL_API_CALL clGetDeviceHeapInfoEXT_t(cl_command_queue command_queue,
+                                                    cl_device_heap_info_ext param_name,
+                                                    size_t param_value_size, void *param_value,
+                                                    size_t *param_value_size_ret);
 
-typedef clGetDeviceHeapInfoEXT_t *
-clGetDeviceHeapInfoEXT_fn CL_API_SUFFIX__VERSION_1_2;
+typedef clGetDeviceHeapInfoEXT_t *clGetDeviceHeapInfoEXT_fn CL_API_SUFFIX__VERSION_1_2;
 
-typedef cl_int CL_API_CALL
-clEnqueueResetDeviceHeapEXT_t(
-    cl_command_queue command_queue,
-    cl_uint num_events_in_wait_list,
-    const cl_event *event_wait_list,
-    cl_event *event);
+typedef cl_int CL_API_CALL clEnqueueResetDeviceHeapEXT_t(cl_command_queue command_queue,
+                                                         cl_uint num_events_in_wait_list,
+                                                         const cl_event *event_wait_list,
+                                                         cl_event *event);
 
-typedef clEnqueueResetDeviceHeapEXT_t *
-clEnqueueResetDeviceHeapEXT_fn CL_API_SUFFIX__VERSION_1_2;
+typedef clEnqueueResetDeviceHeapEXT_t *clEnqueueResetDeviceHeapEXT_fn CL_API_SUFFIX__VERSION_1_2;
 
 #if !defined(CL_NO_EXTENSION_PROTOTYPES)
 
-extern CL_API_ENTRY cl_int CL_API_CALL
-clSetDeviceHeapSizeEXT(
-    cl_device_id device,
-    size_t size) CL_API_SUFFIX__VERSION_1_2;
+extern CL_API_ENTRY cl_int CL_API_CALL clSetDeviceHeapSizeEXT(cl_device_id device, size_t size)
+    CL_API_SUFFIX__VERSION_1_2;
 
-extern CL_API_ENTRY cl_int CL_API_CALL
-clGetDeviceHeapInfoEXT(
-    cl_command_queue command_queue,
-    cl_device_heap_info_ext param_name,
-    size_t param_value_size,
-    void *param_value,
-    size_t *param_value_size_ret) CL_API_SUFFIX__VERSION_1_2;
+extern CL_API_ENTRY cl_int CL_API_CALL clGetDeviceHeapInfoEXT(
+    cl_command_queue command_queue, cl_device_heap_info_ext param_name, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret) CL_API_SUFFIX__VERSION_1_2;
 
-extern CL_API_ENTRY cl_int CL_API_CALL
-clEnqueueResetDeviceHeapEXT(
-    cl_command_queue command_queue,
-    cl_uint num_events_in_wait_list,
-    const cl_event *event_wait_list,
-    cl_event *event) CL_API_SUFFIX__VERSION_1_2;
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueResetDeviceHeapEXT(
+    cl_command_queue command_queue, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event) CL_API_SUFFIX__VERSION_1_2;
 
 #endif /* !defined(CL_NO_EXTENSION_PROTOTYPES) */
 

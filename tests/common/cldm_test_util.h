@@ -22,8 +22,7 @@
 
 /* Fetches a string/array answer of clGetPlatformInfo into a malloc'd buffer (NULL on error);
  * cldm_cl_device_info (support/cldm_cl_device.h) does the same for devices. */
-static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size)
-{
+static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info name, size_t *size) {
   size_t n = 0;
   if (clGetPlatformInfo(p, name, 0, NULL, &n) != CL_SUCCESS)
     return NULL;
@@ -37,9 +36,22 @@ static inline void *cldm_test_platform_info(cl_platform_id p, cl_platform_info n
   return buf;
 }
 
+/* 1 if a file whose path contains `name` is mapped into this process (/proc/self/maps). */
+static inline int cldm_test_mapped(const char *name) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int found = 0;
+  while (f && !found && fgets(line, sizeof(line), f)) {
+    char *p = strchr(line, '/');
+    found = p && strstr(p, name) != NULL;
+  }
+  if (f)
+    fclose(f);
+  return found;
+}
+
 /* Path of the libOpenCL.so.1 mapped into this process, from /proc/self/maps. */
-static inline int cldm_test_loaded_loader(char *path, size_t size)
-{
+static inline int cldm_test_loaded_loader(char *path, size_t size) {
   FILE *f = fopen("/proc/self/maps", "r");
   char line[4096];
   int found = 0;
@@ -58,9 +70,10 @@ static inline int cldm_test_loaded_loader(char *path, size_t size)
 
 /* Checks that the loader named by CLDM_TEST_LOADER ("ocl-icd" or "khronos") is the one
  * loaded: the Khronos loader comes from the first LD_LIBRARY_PATH entry, ocl-icd from the
- * system. Returns 1 if it matches (or no expectation is set). */
-static inline int cldm_test_loader_matches(char *why, size_t size)
-{
+ * system; where CLDM_TEST_LOADER_DIR is set (runs from a pack that carries both loaders,
+ * tools/gpu-run.sh), the loader must come from that directory. Returns 1 if it matches (or
+ * no expectation is set). */
+static inline int cldm_test_loader_matches(char *why, size_t size) {
   const char *want = getenv("CLDM_TEST_LOADER");
   char path[4096] = "";
   if (!want)
@@ -69,9 +82,11 @@ static inline int cldm_test_loader_matches(char *why, size_t size)
     snprintf(why, size, "no libOpenCL mapped");
     return 0;
   }
-  const char *llp = getenv("LD_LIBRARY_PATH");
+  const char *llp = getenv("LD_LIBRARY_PATH"), *dir = getenv("CLDM_TEST_LOADER_DIR");
   int from_llp = llp && *llp && !strncmp(path, llp, strcspn(llp, ":"));
   int ok = !strcmp(want, "khronos") ? from_llp : !from_llp;
+  if (dir && *dir)
+    ok = !strncmp(path, dir, strlen(dir)) && path[strlen(dir)] == '/';
   snprintf(why, size, "want %s, loaded %s", want, path);
   return ok;
 }

@@ -8,14 +8,14 @@
 #include <string.h>
 
 const char *g_module;
-dt_env g_env;
+cldm_dtest_env g_env;
 cl_kernel g_k[K_COUNT];
-static cl_int g_open_err;       /* non-zero: the device rejected the module */
-static unsigned g_module_bits;  /* 32 or 64 */
+static cl_int g_open_err;      /* non-zero: the device rejected the module */
+static unsigned g_module_bits; /* 32 or 64 */
 
 static const char *const k_names[K_COUNT] = {
-    "k_malloc", "k_check_free", "k_free_offs", "k_free_foreign", "k_aligned", "k_dirty",
-    "k_calloc", "k_calloc_overflow", "k_realloc", "k_random_alloc", "k_stress", "k_churn"};
+    "k_malloc", "k_check_free",      "k_free_offs", "k_free_foreign", "k_aligned", "k_dirty",
+    "k_calloc", "k_calloc_overflow", "k_realloc",   "k_random_alloc", "k_stress",  "k_churn"};
 
 int alloc_fixture_args(int argc, char **argv) {
   if (argc < 2) {
@@ -47,21 +47,21 @@ static int span_cmp(const void *a, const void *b) {
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
-size_t check_disjoint(const dt_heap *heap, const uint64_t *offs, const uint32_t *lens,
+size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n) {
-  uint64_t first = dt_heap_pages_offset(&g_env, heap), end = first + heap->usable_bytes;
+  uint64_t first = cldm_dtest_heap_pages_offset(&g_env, heap), end = first + heap->usable_bytes;
   span *s = malloc(n * sizeof *s);
   size_t m = 0;
   assert_non_null(s);
   for (size_t i = 0; i < n; i++)
-    if (offs[i] != DT_NULL_OFF)
+    if (offs[i] != CLDM_DTEST_NULL_OFF)
       s[m++] = (span){offs[i], lens[i] ? lens[i] : 1};
   qsort(s, m, sizeof *s, span_cmp);
   for (size_t i = 0; i < m; i++) {
     if (s[i].off < first || s[i].off + s[i].len > end || s[i].off % 16 != 0) {
       fprintf(stderr, "allocation at offset %llu (+%llu) outside pages [%llu, %llu) or unaligned\n",
-              (unsigned long long)s[i].off, (unsigned long long)s[i].len,
-              (unsigned long long)first, (unsigned long long)end);
+              (unsigned long long)s[i].off, (unsigned long long)s[i].len, (unsigned long long)first,
+              (unsigned long long)end);
       fail();
     }
     if (i + 1 < m && s[i].off + s[i].len > s[i + 1].off) {
@@ -75,9 +75,9 @@ size_t check_disjoint(const dt_heap *heap, const uint64_t *offs, const uint32_t 
   return m;
 }
 
-void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
+void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                   uint64_t invalid) {
-  cldm_heap_stats s = dt_heap_stats(&g_env, heap);
+  cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, heap);
   if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
       s.invalid_frees != invalid)
     fprintf(stderr,
@@ -97,53 +97,53 @@ void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uint64_t f
 
 /* ---- kernel drivers ------------------------------------------------------------------------ */
 
-void run_malloc(const dt_heap *heap, const uint32_t *sizes, uint64_t *offs, size_t n,
+void run_malloc(const cldm_dtest_heap *heap, const uint32_t *sizes, uint64_t *offs, size_t n,
                 int do_fill) {
-  cl_mem bs = dt_buffer(&g_env, n * 4, sizes), bo = dt_buffer(&g_env, n * 8, NULL);
+  cl_mem bs = cldm_dtest_buffer(&g_env, n * 4, sizes), bo = cldm_dtest_buffer(&g_env, n * 8, NULL);
   cl_uint fill = (cl_uint)do_fill;
-  dt_args(g_k[K_MALLOC], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
-          sizeof fill, &fill, (size_t)0);
-  dt_run(&g_env, g_k[K_MALLOC], n);
-  dt_read(&g_env, bo, n * 8, offs);
+  cldm_dtest_args(g_k[K_MALLOC], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bs, sizeof(cl_mem),
+                  &bo, sizeof fill, &fill, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_MALLOC], n);
+  cldm_dtest_read(&g_env, bo, n * 8, offs);
   clReleaseMemObject(bs);
   clReleaseMemObject(bo);
 }
 
-uint32_t run_check_free(const dt_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+uint32_t run_check_free(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
                         size_t n, int do_free) {
   uint32_t zero = 0;
-  cl_mem bs = dt_buffer(&g_env, n * 4, sizes), bo = dt_buffer(&g_env, n * 8, offs);
-  cl_mem be = dt_buffer(&g_env, 4, &zero);
+  cl_mem bs = cldm_dtest_buffer(&g_env, n * 4, sizes), bo = cldm_dtest_buffer(&g_env, n * 8, offs);
+  cl_mem be = cldm_dtest_buffer(&g_env, 4, &zero);
   cl_uint f = (cl_uint)do_free;
-  dt_args(g_k[K_CHECK_FREE], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bs, sizeof(cl_mem),
-          &bo, sizeof(cl_mem), &be, sizeof f, &f, (size_t)0);
-  dt_run(&g_env, g_k[K_CHECK_FREE], n);
-  uint32_t errors = dt_read_u32(&g_env, be);
+  cldm_dtest_args(g_k[K_CHECK_FREE], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bs,
+                  sizeof(cl_mem), &bo, sizeof(cl_mem), &be, sizeof f, &f, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_CHECK_FREE], n);
+  uint32_t errors = cldm_dtest_read_u32(&g_env, be);
   clReleaseMemObject(bs);
   clReleaseMemObject(bo);
   clReleaseMemObject(be);
   return errors;
 }
 
-void run_free_offs(const dt_heap *heap, const uint64_t *offs, size_t n) {
-  cl_mem bo = dt_buffer(&g_env, n * 8, offs);
-  dt_args(g_k[K_FREE_OFFS], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bo, (size_t)0);
-  dt_run(&g_env, g_k[K_FREE_OFFS], n);
+void run_free_offs(const cldm_dtest_heap *heap, const uint64_t *offs, size_t n) {
+  cl_mem bo = cldm_dtest_buffer(&g_env, n * 8, offs);
+  cldm_dtest_args(g_k[K_FREE_OFFS], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bo, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_FREE_OFFS], n);
   clReleaseMemObject(bo);
 }
 
-uint64_t malloc_one(const dt_heap *heap, uint32_t size) {
+uint64_t malloc_one(const cldm_dtest_heap *heap, uint32_t size) {
   uint64_t off;
   run_malloc(heap, &size, &off, 1, 0);
   return off;
 }
 
-void assert_whole_heap_free(const dt_heap *heap) {
-  cldm_heap_stats before = dt_heap_stats(&g_env, heap);
+void assert_whole_heap_free(const cldm_dtest_heap *heap) {
+  cldm_heap_stats before = cldm_dtest_heap_stats(&g_env, heap);
   uint64_t off = malloc_one(heap, (uint32_t)heap->usable_bytes);
-  assert_true(off != DT_NULL_OFF);
+  assert_true(off != CLDM_DTEST_NULL_OFF);
   run_free_offs(heap, &off, 1);
-  cldm_heap_stats after = dt_heap_stats(&g_env, heap);
+  cldm_heap_stats after = cldm_dtest_heap_stats(&g_env, heap);
   assert_int_equal(after.bytes_in_use, 0);
   assert_int_equal(after.live_allocations, 0);
   assert_int_equal(after.failed_allocations, before.failed_allocations);
@@ -157,14 +157,14 @@ int alloc_group_setup(void **state) {
   char file[256];
   snprintf(file, sizeof file, "alloc_test.%s.spv", g_module);
   g_module_bits = strstr(g_module, ".spir64") ? 64 : 32;
-  g_open_err = dt_open(&g_env, dt_data_path(file), g_module_bits);
+  g_open_err = cldm_dtest_open(&g_env, cldm_dtest_data_path(file), g_module_bits);
   if (g_open_err != CL_SUCCESS) {
     printf("NOTE: %s: device \"%s\" (%u-bit) rejected the module: error %d\n", g_module,
            g_env.device_name, g_env.device_address_bits, g_open_err);
     return 0;
   }
   for (int i = 0; i < K_COUNT; i++)
-    g_k[i] = dt_kernel(&g_env, k_names[i]);
+    g_k[i] = cldm_dtest_kernel(&g_env, k_names[i]);
   printf("%s on %s\n", g_module, g_env.device_name);
   return 0;
 }
@@ -174,7 +174,7 @@ int alloc_group_teardown(void **state) {
   for (int i = 0; i < K_COUNT; i++)
     if (g_k[i])
       clReleaseKernel(g_k[i]);
-  dt_close(&g_env);
+  cldm_dtest_close(&g_env);
   return 0;
 }
 

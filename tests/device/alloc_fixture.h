@@ -31,11 +31,24 @@
 #include "cldm_heap_layout.h"
 #include "dtest.h"
 
-enum { K_MALLOC, K_CHECK_FREE, K_FREE_OFFS, K_FREE_FOREIGN, K_ALIGNED, K_DIRTY, K_CALLOC,
-       K_CALLOC_OVERFLOW, K_REALLOC, K_RANDOM_ALLOC, K_STRESS, K_CHURN, K_COUNT };
+enum {
+  K_MALLOC,
+  K_CHECK_FREE,
+  K_FREE_OFFS,
+  K_FREE_FOREIGN,
+  K_ALIGNED,
+  K_DIRTY,
+  K_CALLOC,
+  K_CALLOC_OVERFLOW,
+  K_REALLOC,
+  K_RANDOM_ALLOC,
+  K_STRESS,
+  K_CHURN,
+  K_COUNT
+};
 
 extern const char *g_module; /* e.g. "cldm_alloc.cl20.spir64" */
-extern dt_env g_env;
+extern cldm_dtest_env g_env;
 extern cl_kernel g_k[K_COUNT];
 
 /* Reads argv (the module name) and CLDM_TEST_FILTER; returns 0, or 2 after a usage message. */
@@ -54,27 +67,28 @@ void require_module(void);
 uint64_t expected_bytes(uint64_t size);
 /* Checks that the non-NULL allocations (offs[i], lens[i] bytes) lie in the pages, start
  * 16-byte aligned (relative to the heap base) and do not overlap. Returns how many there are. */
-size_t check_disjoint(const dt_heap *heap, const uint64_t *offs, const uint32_t *lens, size_t n);
+size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
+                      size_t n);
 /* Asserts the heap's counters: bytes in use, live allocations, failed allocations, invalid
  * frees (and size, peak within bounds). */
-void assert_stats(const dt_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
+void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                   uint64_t invalid);
 /* Asserts the whole heap is free: one allocation of every usable byte succeeds (which needs
  * every page back in the pool), and frees it again. */
-void assert_whole_heap_free(const dt_heap *heap);
+void assert_whole_heap_free(const cldm_dtest_heap *heap);
 
 /* ---- kernel drivers ------------------------------------------------------------------------ */
 
 /* malloc(sizes[i]) for i < n, filled with the work-item's pattern; offsets into offs. */
-void run_malloc(const dt_heap *heap, const uint32_t *sizes, uint64_t *offs, size_t n,
+void run_malloc(const cldm_dtest_heap *heap, const uint32_t *sizes, uint64_t *offs, size_t n,
                 int do_fill);
 /* Checks each allocation's pattern (work-item i's, sizes[i] bytes) and frees it if do_free.
  * Returns the number of pattern words found wrong. */
-uint32_t run_check_free(const dt_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+uint32_t run_check_free(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
                         size_t n, int do_free);
-/* free(heap + offs[i]) for each i (any offsets, DT_NULL_OFF = free(NULL)). */
-void run_free_offs(const dt_heap *heap, const uint64_t *offs, size_t n);
+/* free(heap + offs[i]) for each i (any offsets, CLDM_DTEST_NULL_OFF = free(NULL)). */
+void run_free_offs(const cldm_dtest_heap *heap, const uint64_t *offs, size_t n);
 /* One malloc of `size` bytes; returns its offset. */
-uint64_t malloc_one(const dt_heap *heap, uint32_t size);
+uint64_t malloc_one(const cldm_dtest_heap *heap, uint32_t size);
 
 #endif /* CLDM_ALLOC_FIXTURE_H */

@@ -13,33 +13,34 @@
 static void test_basic(void **state) {
   (void)state;
   require_module();
-  static const uint32_t sizes[] = {0, 1, 15, 16, 17, 100, 128, 129, 255, 256, 257, 1000, 4095,
-                                   4096, 4097, 8192, 20000, 32767, 32768, 32769, 65536, 65537,
-                                   200000, 1u << 20, 0, 48};
+  static const uint32_t sizes[] = {0,     1,     15,    16,    17,     100,      128,  129,   255,
+                                   256,   257,   1000,  4095,  4096,   4097,     8192, 20000, 32767,
+                                   32768, 32769, 65536, 65537, 200000, 1u << 20, 0,    48};
   enum { N = sizeof sizes / sizeof sizes[0] };
   uint64_t offs[N], bytes = 0, live = 0;
-  dt_heap heap = dt_heap_create(&g_env, 8u << 20);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
   run_malloc(&heap, sizes, offs, N, 1);
   for (size_t i = 0; i < N; i++) {
     if (sizes[i] == 0) {
-      assert_true(offs[i] == DT_NULL_OFF); /* malloc(0) is NULL, not a failure */
+      assert_true(offs[i] == CLDM_DTEST_NULL_OFF); /* malloc(0) is NULL, not a failure */
       continue;
     }
-    assert_true(offs[i] != DT_NULL_OFF);
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
     bytes += expected_bytes(sizes[i]);
     live++;
   }
   assert_int_equal(check_disjoint(&heap, offs, sizes, N), live);
   assert_stats(&heap, bytes, live, 0, 0);
-  assert_int_equal(dt_heap_stats(&g_env, &heap).peak_bytes_in_use, bytes);
+  assert_int_equal(cldm_dtest_heap_stats(&g_env, &heap).peak_bytes_in_use, bytes);
   assert_int_equal(run_check_free(&heap, sizes, offs, N, 1), 0);
   assert_stats(&heap, 0, 0, 0, 0);
-  assert_int_equal(dt_heap_stats(&g_env, &heap).peak_bytes_in_use, bytes);
-  uint64_t nulls[3] = {DT_NULL_OFF, DT_NULL_OFF, DT_NULL_OFF}; /* free(NULL): nothing */
+  assert_int_equal(cldm_dtest_heap_stats(&g_env, &heap).peak_bytes_in_use, bytes);
+  uint64_t nulls[3] = {CLDM_DTEST_NULL_OFF, CLDM_DTEST_NULL_OFF,
+                       CLDM_DTEST_NULL_OFF}; /* free(NULL): nothing */
   run_free_offs(&heap, nulls, 3);
   assert_stats(&heap, 0, 0, 0, 0);
   assert_whole_heap_free(&heap);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
 }
 
 /* Random sizes 16 B..8 KiB (and some large) allocated in one launch, checked for overlap on
@@ -51,20 +52,20 @@ static void test_split_kernels(void **state) {
   uint32_t *sizes = malloc(N * 4);
   uint64_t *offs = malloc(N * 8);
   uint32_t zero = 0;
-  dt_heap heap = dt_heap_create(&g_env, 256u << 20);
-  cl_mem bs = dt_buffer(&g_env, N * 4, NULL), bo = dt_buffer(&g_env, N * 8, NULL);
-  cl_mem bn = dt_buffer(&g_env, 4, &zero);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 256u << 20);
+  cl_mem bs = cldm_dtest_buffer(&g_env, N * 4, NULL), bo = cldm_dtest_buffer(&g_env, N * 8, NULL);
+  cl_mem bn = cldm_dtest_buffer(&g_env, 4, &zero);
   cl_uint large_one_in = 64;
   for (cl_uint round = 0; round < 3; round++) {
     cl_uint seed = 0x1234u + round * 7919u;
-    dt_write(&g_env, bn, 4, &zero);
-    dt_args(g_k[K_RANDOM_ALLOC], sizeof(cl_mem), &heap.buf, sizeof seed, &seed,
-            sizeof large_one_in, &large_one_in, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
-            sizeof(cl_mem), &bn, (size_t)0);
-    dt_run(&g_env, g_k[K_RANDOM_ALLOC], N);
-    dt_read(&g_env, bs, N * 4, sizes);
-    dt_read(&g_env, bo, N * 8, offs);
-    assert_int_equal(dt_read_u32(&g_env, bn), 0); /* 256 MiB holds them all */
+    cldm_dtest_write(&g_env, bn, 4, &zero);
+    cldm_dtest_args(g_k[K_RANDOM_ALLOC], sizeof(cl_mem), &heap.buf, sizeof seed, &seed,
+                    sizeof large_one_in, &large_one_in, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
+                    sizeof(cl_mem), &bn, (size_t)0);
+    cldm_dtest_run(&g_env, g_k[K_RANDOM_ALLOC], N);
+    cldm_dtest_read(&g_env, bs, N * 4, sizes);
+    cldm_dtest_read(&g_env, bo, N * 8, offs);
+    assert_int_equal(cldm_dtest_read_u32(&g_env, bn), 0); /* 256 MiB holds them all */
     uint64_t bytes = 0;
     for (size_t i = 0; i < N; i++)
       bytes += expected_bytes(sizes[i]);
@@ -77,7 +78,7 @@ static void test_split_kernels(void **state) {
   clReleaseMemObject(bs);
   clReleaseMemObject(bo);
   clReleaseMemObject(bn);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
   free(sizes);
   free(offs);
 }

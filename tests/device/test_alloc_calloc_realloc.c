@@ -26,26 +26,28 @@ static void test_aligned_alloc(void **state) {
       aligns[a * NS + s] = al;
       sizes[a * NS + s] = asizes[s];
     }
-  dt_heap heap = dt_heap_create(&g_env, 16u << 20);
-  cl_mem ba = dt_buffer(&g_env, sizeof aligns, aligns), bs = dt_buffer(&g_env, sizeof sizes, sizes);
-  cl_mem bo = dt_buffer(&g_env, sizeof offs, NULL), bm = dt_buffer(&g_env, sizeof mods, NULL);
-  dt_args(g_k[K_ALIGNED], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ba, sizeof(cl_mem), &bs,
-          sizeof(cl_mem), &bo, sizeof(cl_mem), &bm, (size_t)0);
-  dt_run(&g_env, g_k[K_ALIGNED], N);
-  dt_read(&g_env, bo, sizeof offs, offs);
-  dt_read(&g_env, bm, sizeof mods, mods);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 16u << 20);
+  cl_mem ba = cldm_dtest_buffer(&g_env, sizeof aligns, aligns),
+         bs = cldm_dtest_buffer(&g_env, sizeof sizes, sizes);
+  cl_mem bo = cldm_dtest_buffer(&g_env, sizeof offs, NULL),
+         bm = cldm_dtest_buffer(&g_env, sizeof mods, NULL);
+  cldm_dtest_args(g_k[K_ALIGNED], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ba, sizeof(cl_mem),
+                  &bs, sizeof(cl_mem), &bo, sizeof(cl_mem), &bm, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_ALIGNED], N);
+  cldm_dtest_read(&g_env, bo, sizeof offs, offs);
+  cldm_dtest_read(&g_env, bm, sizeof mods, mods);
   size_t valid = 0;
   for (size_t i = 0; i < N; i++) {
     if (i / NS >= 17) {
-      assert_true(offs[i] == DT_NULL_OFF);
+      assert_true(offs[i] == CLDM_DTEST_NULL_OFF);
       continue;
     }
-    assert_true(offs[i] != DT_NULL_OFF);
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
     assert_int_equal(mods[i], 0); /* absolute device address is a multiple of the alignment */
     valid++;
   }
   assert_int_equal(check_disjoint(&heap, offs, sizes, N), valid);
-  cldm_heap_stats s = dt_heap_stats(&g_env, &heap);
+  cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, &heap);
   assert_int_equal(s.live_allocations, valid);
   assert_int_equal(s.failed_allocations, 0);
   assert_int_equal(run_check_free(&heap, sizes, offs, N, 1), 0);
@@ -55,7 +57,7 @@ static void test_aligned_alloc(void **state) {
   clReleaseMemObject(bs);
   clReleaseMemObject(bo);
   clReleaseMemObject(bm);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
 }
 
 /* calloc returns zeroed memory even where the memory was dirty; overflowing products and
@@ -73,43 +75,45 @@ static void test_calloc_zeroes(void **state) {
     counts[i] = 1 + i % 7;
     csizes[i] = (sizes[i] + counts[i] - 1) / counts[i];
   }
-  dt_heap heap = dt_heap_create(&g_env, 8u << 20);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
   /* dirty: allocate, fill with 0xFF, free */
   run_malloc(&heap, sizes, offs, N, 0);
   for (size_t i = 0; i < N; i++)
-    assert_true(offs[i] != DT_NULL_OFF);
-  cl_mem bo = dt_buffer(&g_env, sizeof offs, offs), bsz = dt_buffer(&g_env, sizeof sizes, sizes);
-  dt_args(g_k[K_DIRTY], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bo, sizeof(cl_mem), &bsz,
-          (size_t)0);
-  dt_run(&g_env, g_k[K_DIRTY], N);
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
+  cl_mem bo = cldm_dtest_buffer(&g_env, sizeof offs, offs),
+         bsz = cldm_dtest_buffer(&g_env, sizeof sizes, sizes);
+  cldm_dtest_args(g_k[K_DIRTY], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bo, sizeof(cl_mem),
+                  &bsz, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_DIRTY], N);
   clReleaseMemObject(bsz);
   run_free_offs(&heap, offs, N);
   assert_stats(&heap, 0, 0, 0, 0);
   /* calloc the same byte counts */
   uint32_t nz0 = 0;
-  cl_mem bc = dt_buffer(&g_env, sizeof counts, counts);
-  cl_mem bz = dt_buffer(&g_env, sizeof csizes, csizes);
-  cl_mem bn = dt_buffer(&g_env, 4, &nz0);
-  dt_args(g_k[K_CALLOC], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bc, sizeof(cl_mem), &bz,
-          sizeof(cl_mem), &bo, sizeof(cl_mem), &bn, (size_t)0);
-  dt_run(&g_env, g_k[K_CALLOC], N);
-  dt_read(&g_env, bo, sizeof offs, offs);
-  assert_int_equal(dt_read_u32(&g_env, bn), 0);
+  cl_mem bc = cldm_dtest_buffer(&g_env, sizeof counts, counts);
+  cl_mem bz = cldm_dtest_buffer(&g_env, sizeof csizes, csizes);
+  cl_mem bn = cldm_dtest_buffer(&g_env, 4, &nz0);
+  cldm_dtest_args(g_k[K_CALLOC], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bc, sizeof(cl_mem),
+                  &bz, sizeof(cl_mem), &bo, sizeof(cl_mem), &bn, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_CALLOC], N);
+  cldm_dtest_read(&g_env, bo, sizeof offs, offs);
+  assert_int_equal(cldm_dtest_read_u32(&g_env, bn), 0);
   uint64_t expect = 0;
   for (size_t i = 0; i < N; i++) {
-    assert_true(offs[i] != DT_NULL_OFF);
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
     expect += expected_bytes(counts[i] * csizes[i]);
   }
   assert_stats(&heap, expect, N, 0, 0);
   run_free_offs(&heap, offs, N);
   /* overflow and impossible sizes */
   uint64_t ov[4];
-  cl_mem bov = dt_buffer(&g_env, sizeof ov, NULL);
-  dt_args(g_k[K_CALLOC_OVERFLOW], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bov, (size_t)0);
-  dt_run(&g_env, g_k[K_CALLOC_OVERFLOW], 1);
-  dt_read(&g_env, bov, sizeof ov, ov);
+  cl_mem bov = cldm_dtest_buffer(&g_env, sizeof ov, NULL);
+  cldm_dtest_args(g_k[K_CALLOC_OVERFLOW], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &bov,
+                  (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_CALLOC_OVERFLOW], 1);
+  cldm_dtest_read(&g_env, bov, sizeof ov, ov);
   for (size_t i = 0; i < 4; i++)
-    assert_true(ov[i] == DT_NULL_OFF);
+    assert_true(ov[i] == CLDM_DTEST_NULL_OFF);
   assert_stats(&heap, 0, 0, 4, 0);
   assert_whole_heap_free(&heap);
   clReleaseMemObject(bo);
@@ -117,19 +121,21 @@ static void test_calloc_zeroes(void **state) {
   clReleaseMemObject(bz);
   clReleaseMemObject(bn);
   clReleaseMemObject(bov);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
 }
 
-static void run_realloc(const dt_heap *heap, uint64_t *offs, const uint32_t *old_sizes,
+static void run_realloc(const cldm_dtest_heap *heap, uint64_t *offs, const uint32_t *old_sizes,
                         const uint32_t *new_sizes, size_t n, uint32_t *errors) {
   uint32_t zero = 0;
-  cl_mem bo = dt_buffer(&g_env, n * 8, offs), bold = dt_buffer(&g_env, n * 4, old_sizes);
-  cl_mem bnew = dt_buffer(&g_env, n * 4, new_sizes), be = dt_buffer(&g_env, 4, &zero);
-  dt_args(g_k[K_REALLOC], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bo, sizeof(cl_mem), &bold,
-          sizeof(cl_mem), &bnew, sizeof(cl_mem), &be, (size_t)0);
-  dt_run(&g_env, g_k[K_REALLOC], n);
-  dt_read(&g_env, bo, n * 8, offs);
-  *errors = dt_read_u32(&g_env, be);
+  cl_mem bo = cldm_dtest_buffer(&g_env, n * 8, offs),
+         bold = cldm_dtest_buffer(&g_env, n * 4, old_sizes);
+  cl_mem bnew = cldm_dtest_buffer(&g_env, n * 4, new_sizes),
+         be = cldm_dtest_buffer(&g_env, 4, &zero);
+  cldm_dtest_args(g_k[K_REALLOC], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &bo, sizeof(cl_mem),
+                  &bold, sizeof(cl_mem), &bnew, sizeof(cl_mem), &be, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_REALLOC], n);
+  cldm_dtest_read(&g_env, bo, n * 8, offs);
+  *errors = cldm_dtest_read_u32(&g_env, be);
   clReleaseMemObject(bo);
   clReleaseMemObject(bold);
   clReleaseMemObject(bnew);
@@ -142,9 +148,9 @@ static void test_realloc_keeps(void **state) {
   (void)state;
   require_module();
   static const uint32_t pairs[][2] = {
-      {16, 16},   {16, 17},     {20, 32},     {100, 4000}, {4000, 100},  {3000, 3001},
-      {256, 40000}, {40000, 256}, {70000, 70001}, {70000, 200000}, {200000, 70000},
-      {1, 1 << 20}, {32768, 32769}, {32769, 32768}, {8, 8}};
+      {16, 16},        {16, 17},     {20, 32},       {100, 4000},    {4000, 100},
+      {3000, 3001},    {256, 40000}, {40000, 256},   {70000, 70001}, {70000, 200000},
+      {200000, 70000}, {1, 1 << 20}, {32768, 32769}, {32769, 32768}, {8, 8}};
   enum { N = sizeof pairs / sizeof pairs[0] };
   uint32_t olds[N], news[N], errors;
   uint64_t offs[N];
@@ -152,13 +158,13 @@ static void test_realloc_keeps(void **state) {
     olds[i] = pairs[i][0];
     news[i] = pairs[i][1];
   }
-  dt_heap heap = dt_heap_create(&g_env, 8u << 20);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
   run_malloc(&heap, olds, offs, N, 1);
   run_realloc(&heap, offs, olds, news, N, &errors);
   assert_int_equal(errors, 0);
   uint64_t bytes = 0;
   for (size_t i = 0; i < N; i++) {
-    assert_true(offs[i] != DT_NULL_OFF);
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
     bytes += expected_bytes(news[i]);
   }
   assert_int_equal(check_disjoint(&heap, offs, news, N), N);
@@ -169,7 +175,7 @@ static void test_realloc_keeps(void **state) {
   memset(zeros, 0, sizeof zeros);
   run_realloc(&heap, offs, news, zeros, N, &errors);
   for (size_t i = 0; i < N; i++)
-    assert_true(offs[i] == DT_NULL_OFF);
+    assert_true(offs[i] == CLDM_DTEST_NULL_OFF);
   assert_stats(&heap, 0, 0, 0, 0);
   /* NULL acts as malloc */
   run_realloc(&heap, offs, zeros, news, N, &errors);
@@ -181,23 +187,23 @@ static void test_realloc_keeps(void **state) {
   uint32_t bad_old[2] = {0, 0}, bad_new[2] = {64, 64};
   run_free_offs(&heap, &offs[1], 1);
   run_realloc(&heap, bad, bad_old, bad_new, 2, &errors);
-  assert_true(bad[0] == DT_NULL_OFF && bad[1] == DT_NULL_OFF);
+  assert_true(bad[0] == CLDM_DTEST_NULL_OFF && bad[1] == CLDM_DTEST_NULL_OFF);
   assert_stats(&heap, bytes - expected_bytes(news[1]), N - 1, 0, 2);
   /* realloc failing for lack of space leaves the old allocation valid */
   uint32_t huge_old[1] = {news[2]}, huge_new[1] = {(uint32_t)heap.usable_bytes};
   uint64_t keep[1] = {offs[2]};
   run_realloc(&heap, keep, huge_old, huge_new, 1, &errors);
-  assert_true(keep[0] == DT_NULL_OFF);
+  assert_true(keep[0] == CLDM_DTEST_NULL_OFF);
   uint64_t only2[N];
   for (size_t i = 0; i < N; i++)
-    only2[i] = i == 2 ? offs[2] : DT_NULL_OFF;
+    only2[i] = i == 2 ? offs[2] : CLDM_DTEST_NULL_OFF;
   assert_int_equal(run_check_free(&heap, news, only2, N, 0), 0); /* pattern intact */
   assert_stats(&heap, bytes - expected_bytes(news[1]), N - 1, 1, 2);
-  offs[1] = DT_NULL_OFF;
+  offs[1] = CLDM_DTEST_NULL_OFF;
   run_free_offs(&heap, offs, N);
   assert_stats(&heap, 0, 0, 1, 2);
   assert_whole_heap_free(&heap);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
 }
 
 int main(int argc, char **argv) {

@@ -10,8 +10,8 @@
 #include "alloc_fixture.h"
 
 /* Fills a heap with one class until malloc returns NULL; returns the allocations made. */
-static size_t fill_class(const dt_heap *heap, uint32_t size, size_t requests, uint64_t *offs,
-                         uint32_t *sizes) {
+static size_t fill_class(const cldm_dtest_heap *heap, uint32_t size, size_t requests,
+                         uint64_t *offs, uint32_t *sizes) {
   for (size_t i = 0; i < requests; i++)
     sizes[i] = size;
   run_malloc(heap, sizes, offs, requests, 1);
@@ -28,10 +28,10 @@ static void test_exhaustion_per_class(void **state) {
   require_module();
   static const uint64_t heaps[] = {1u << 20, 8u << 20};
   printf("utilisation by class (requests of exactly the class size), %s:\n", g_module);
-  printf("  %-8s %-8s %10s %10s %12s %12s\n", "heap", "class", "allocs", "expected",
-         "of usable", "of buffer");
+  printf("  %-8s %-8s %10s %10s %12s %12s\n", "heap", "class", "allocs", "expected", "of usable",
+         "of buffer");
   for (size_t hi = 0; hi < 2; hi++) {
-    dt_heap heap = dt_heap_create(&g_env, heaps[hi]);
+    cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, heaps[hi]);
     uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
     for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
       uint32_t size = cldm_class_bytes(c);
@@ -41,15 +41,15 @@ static void test_exhaustion_per_class(void **state) {
       size_t requests = cap + cap / 16 + 32;
       uint64_t *offs = malloc(requests * 8);
       uint32_t *sizes = malloc(requests * 4);
-      uint64_t failed0 = dt_heap_stats(&g_env, &heap).failed_allocations;
+      uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
       size_t got = fill_class(&heap, size, requests, offs, sizes);
       /* NULL only when full: every slot of every page was handed out */
       assert_int_equal(got, cap);
       assert_stats(&heap, (uint64_t)got * size, got, failed0 + (requests - got), 0);
       double of_usable = 100.0 * (double)got * size / (double)heap.usable_bytes;
       double of_buffer = 100.0 * (double)got * size / (double)heap.buffer_bytes;
-      printf("  %-8llu %-8u %10zu %10zu %11.2f%% %11.2f%%\n",
-             (unsigned long long)(heaps[hi] >> 20), size, got, cap, of_usable, of_buffer);
+      printf("  %-8llu %-8u %10zu %10zu %11.2f%% %11.2f%%\n", (unsigned long long)(heaps[hi] >> 20),
+             size, got, cap, of_usable, of_buffer);
       if (size <= 4096)
         assert_true(of_usable >= 95.0);
       run_free_offs(&heap, offs, requests); /* NULL offsets: free(NULL) */
@@ -62,7 +62,7 @@ static void test_exhaustion_per_class(void **state) {
       free(sizes);
     }
     assert_whole_heap_free(&heap);
-    dt_heap_release(&heap);
+    cldm_dtest_heap_release(&heap);
   }
 }
 
@@ -75,23 +75,24 @@ static void test_exhaustion_mixed(void **state) {
   uint32_t *sizes = malloc(N * 4);
   uint64_t *offs = malloc(N * 8);
   uint32_t zero = 0;
-  dt_heap heap = dt_heap_create(&g_env, 4u << 20); /* far less than N requests need */
-  cl_mem bs = dt_buffer(&g_env, N * 4, NULL), bo = dt_buffer(&g_env, N * 8, NULL);
-  cl_mem bn = dt_buffer(&g_env, 4, &zero);
+  cldm_dtest_heap heap =
+      cldm_dtest_heap_create(&g_env, 4u << 20); /* far less than N requests need */
+  cl_mem bs = cldm_dtest_buffer(&g_env, N * 4, NULL), bo = cldm_dtest_buffer(&g_env, N * 8, NULL);
+  cl_mem bn = cldm_dtest_buffer(&g_env, 4, &zero);
   cl_uint seed = 99, large_one_in = 16;
-  dt_args(g_k[K_RANDOM_ALLOC], sizeof(cl_mem), &heap.buf, sizeof seed, &seed,
-          sizeof large_one_in, &large_one_in, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
-          sizeof(cl_mem), &bn, (size_t)0);
-  dt_run(&g_env, g_k[K_RANDOM_ALLOC], N);
-  dt_read(&g_env, bs, N * 4, sizes);
-  dt_read(&g_env, bo, N * 8, offs);
-  uint32_t nulls = dt_read_u32(&g_env, bn);
+  cldm_dtest_args(g_k[K_RANDOM_ALLOC], sizeof(cl_mem), &heap.buf, sizeof seed, &seed,
+                  sizeof large_one_in, &large_one_in, sizeof(cl_mem), &bs, sizeof(cl_mem), &bo,
+                  sizeof(cl_mem), &bn, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_RANDOM_ALLOC], N);
+  cldm_dtest_read(&g_env, bs, N * 4, sizes);
+  cldm_dtest_read(&g_env, bo, N * 8, offs);
+  uint32_t nulls = cldm_dtest_read_u32(&g_env, bn);
   assert_true(nulls > 0);
   size_t got = check_disjoint(&heap, offs, sizes, N);
   assert_int_equal(got + nulls, N);
   uint64_t bytes = 0;
   for (size_t i = 0; i < N; i++)
-    if (offs[i] != DT_NULL_OFF)
+    if (offs[i] != CLDM_DTEST_NULL_OFF)
       bytes += expected_bytes(sizes[i]);
   assert_stats(&heap, bytes, got, nulls, 0);
   printf("mixed sizes: %zu of %d requests fit, %.1f %% of the usable heap in use\n", got, N,
@@ -111,7 +112,7 @@ static void test_exhaustion_mixed(void **state) {
   clReleaseMemObject(bs);
   clReleaseMemObject(bo);
   clReleaseMemObject(bn);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
   free(sizes);
   free(offs);
 }

@@ -21,35 +21,35 @@ static void test_stress(void **state) {
   size_t items = ((size_t)1 << 13) * scale;
   cl_uint steps = 16, large_one_in = 64;
   uint32_t zero = 0;
-  dt_heap heap = dt_heap_create(&g_env, 64u << 20);
-  cl_mem be = dt_buffer(&g_env, 4, &zero), bn = dt_buffer(&g_env, 4, &zero);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 64u << 20);
+  cl_mem be = cldm_dtest_buffer(&g_env, 4, &zero), bn = cldm_dtest_buffer(&g_env, 4, &zero);
   for (cl_uint round = 0; round < 3; round++) {
     cl_uint seed = 0xC0FFEEu + round;
-    dt_write(&g_env, be, 4, &zero);
-    dt_write(&g_env, bn, 4, &zero);
-    uint64_t failed0 = dt_heap_stats(&g_env, &heap).failed_allocations;
-    dt_args(g_k[K_STRESS], sizeof(cl_mem), &heap.buf, sizeof seed, &seed, sizeof steps, &steps,
-            sizeof large_one_in, &large_one_in, sizeof(cl_mem), &be, sizeof(cl_mem), &bn,
-            (size_t)0);
-    double t = dt_run(&g_env, g_k[K_STRESS], items);
-    uint32_t errors = dt_read_u32(&g_env, be), nulls = dt_read_u32(&g_env, bn);
+    cldm_dtest_write(&g_env, be, 4, &zero);
+    cldm_dtest_write(&g_env, bn, 4, &zero);
+    uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+    cldm_dtest_args(g_k[K_STRESS], sizeof(cl_mem), &heap.buf, sizeof seed, &seed, sizeof steps,
+                    &steps, sizeof large_one_in, &large_one_in, sizeof(cl_mem), &be, sizeof(cl_mem),
+                    &bn, (size_t)0);
+    double t = cldm_dtest_run(&g_env, g_k[K_STRESS], items);
+    uint32_t errors = cldm_dtest_read_u32(&g_env, be), nulls = cldm_dtest_read_u32(&g_env, bn);
     printf("stress round %u: %zu work-items x %u allocations in %.3f s, %u NULL\n", round, items,
            steps, t, nulls);
     assert_int_equal(errors, 0);
-    cldm_heap_stats s = dt_heap_stats(&g_env, &heap);
+    cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, &heap);
     assert_int_equal(s.failed_allocations - failed0, nulls);
     assert_stats(&heap, 0, 0, failed0 + nulls, 0);
   }
   assert_whole_heap_free(&heap);
   clReleaseMemObject(be);
   clReleaseMemObject(bn);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
 }
 
 /* Prints, for diagnosis, every page whose descriptor count differs from the number of bits set
  * in its slot bitmap, or whose slab has free slots, and the pool words. */
-static void dump_pages(const dt_heap *heap) {
-  size_t n = (size_t)dt_heap_pages_offset(&g_env, heap);
+static void dump_pages(const cldm_dtest_heap *heap) {
+  size_t n = (size_t)cldm_dtest_heap_pages_offset(&g_env, heap);
   unsigned char *meta = malloc(n);
   cldm_heap_header h;
   DT_CHECK(clEnqueueReadBuffer(g_env.queue, heap->buf, CL_TRUE, 0, n, meta, 0, NULL, NULL));
@@ -84,8 +84,8 @@ static void test_contention(void **state) {
   require_module();
   enum { ITEMS = 1 << 13 };
   static const uint32_t free_slots[] = {100, 1100, 2100, 3100};
-  dt_heap heap = dt_heap_create(&g_env, 1u << 20);
-  uint64_t pages = dt_heap_pages_offset(&g_env, &heap);
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 1u << 20);
+  uint64_t pages = cldm_dtest_heap_pages_offset(&g_env, &heap);
   size_t cap = heap.usable_bytes / 16, n = cap;
   uint32_t *sizes = malloc(n * 4);
   uint64_t *offs = malloc(n * 8), holes[4];
@@ -100,22 +100,22 @@ static void test_contention(void **state) {
     holes[k] = pages + 3 * (uint64_t)CLDM_PAGE_BYTES + 16ull * free_slots[k];
     for (size_t i = 0; i < n; i++)
       if (offs[i] == holes[k])
-        offs[i] = DT_NULL_OFF; /* no longer ours */
+        offs[i] = CLDM_DTEST_NULL_OFF; /* no longer ours */
   }
   run_free_offs(&heap, holes, 4);
   assert_stats(&heap, (cap - 4) * 16, cap - 4, 0, 0);
   for (cl_uint size = 16; size <= 64; size += 48) { /* 64: no page for another class */
     uint32_t zero = 0;
-    cl_mem be = dt_buffer(&g_env, 4, &zero), bn = dt_buffer(&g_env, 4, &zero);
+    cl_mem be = cldm_dtest_buffer(&g_env, 4, &zero), bn = cldm_dtest_buffer(&g_env, 4, &zero);
     cl_uint rounds = 32;
-    uint64_t failed0 = dt_heap_stats(&g_env, &heap).failed_allocations;
-    dt_args(g_k[K_CHURN], sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof rounds, &rounds,
-            sizeof(cl_mem), &be, sizeof(cl_mem), &bn, (size_t)0);
-    dt_run(&g_env, g_k[K_CHURN], ITEMS);
-    uint32_t errors = dt_read_u32(&g_env, be), nulls = dt_read_u32(&g_env, bn);
-    cldm_heap_stats s = dt_heap_stats(&g_env, &heap);
-    printf("contention, %u-byte requests: %u tags overwritten, %llu invalid frees, %u NULL\n",
-           size, errors, (unsigned long long)s.invalid_frees, nulls);
+    uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+    cldm_dtest_args(g_k[K_CHURN], sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof rounds,
+                    &rounds, sizeof(cl_mem), &be, sizeof(cl_mem), &bn, (size_t)0);
+    cldm_dtest_run(&g_env, g_k[K_CHURN], ITEMS);
+    uint32_t errors = cldm_dtest_read_u32(&g_env, be), nulls = cldm_dtest_read_u32(&g_env, bn);
+    cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, &heap);
+    printf("contention, %u-byte requests: %u tags overwritten, %llu invalid frees, %u NULL\n", size,
+           errors, (unsigned long long)s.invalid_frees, nulls);
     assert_int_equal(errors, 0);
     assert_int_equal(s.invalid_frees, 0);
     assert_int_equal(s.live_allocations, cap - 4);
@@ -127,9 +127,9 @@ static void test_contention(void **state) {
     clReleaseMemObject(bn);
   }
   assert_int_equal(run_check_free(&heap, sizes, offs, n, 1), 0);
-  assert_int_equal(dt_heap_stats(&g_env, &heap).live_allocations, 0);
+  assert_int_equal(cldm_dtest_heap_stats(&g_env, &heap).live_allocations, 0);
   assert_whole_heap_free(&heap);
-  dt_heap_release(&heap);
+  cldm_dtest_heap_release(&heap);
   free(sizes);
   free(offs);
 }

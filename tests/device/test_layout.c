@@ -113,7 +113,7 @@ static void test_image(void **state) {
   assert_non_null(img);
   memset(img, 0xAB, n + 64);
   assert_int_equal(cldm_heap_image_write(buf, img, n - 1), -1); /* dst too small */
-  assert_int_equal(cldm_heap_image_write(MiB, img, n), -1);      /* below the minimum */
+  assert_int_equal(cldm_heap_image_write(MiB, img, n), -1);     /* below the minimum */
   assert_int_equal(cldm_heap_image_write(buf, NULL, n), -1);
   assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
   assert_int_equal(img[n], 0xAB); /* nothing written past the image */
@@ -155,7 +155,8 @@ static void test_stats_decode(void **state) {
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
   assert_int_equal(s.size, 8 * MiB);
   assert_int_equal(s.bytes_in_use | s.peak_bytes_in_use | s.live_allocations |
-                   s.failed_allocations | s.invalid_frees, 0);
+                       s.failed_allocations | s.invalid_frees,
+                   0);
   cldm_heap_header h;
   memcpy(&h, img, sizeof h);
   h.use_units = 100;
@@ -166,12 +167,12 @@ static void test_stats_decode(void **state) {
   h.invalid_hi = 0;
   memcpy(img, &h, sizeof h);
   uint32_t descs[6] = {
-      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                     /* slab, 5 live slots */
-      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),    /* a run */
+      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                        /* slab, 5 live slots */
+      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),      /* a run */
       (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: not counted */
-      0u,                                                     /* free */
-      (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,       /* last class, 2 slots */
-      (40u << CLDM_DESC_KIND_SHIFT),                          /* empty slab kept by its class */
+      0u,                                                       /* free */
+      (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,          /* last class, 2 slots */
+      (40u << CLDM_DESC_KIND_SHIFT),                            /* empty slab kept by its class */
   };
   memcpy(img + h.descs_offset + 4 * 120, descs, sizeof descs); /* pages 120..125 */
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
@@ -197,11 +198,61 @@ static void test_stats_decode(void **state) {
   free(img);
 }
 
+/* The geometry: the sizes above are its fields; a request whose buffer would exceed a maximum
+ * gets exactly that buffer, with the metadata taken from the usable size; the image written
+ * from a geometry is the one written from its buffer size. */
+static void test_geometry(void **state) {
+  (void)state;
+  for (uint64_t req = MiB; req <= 16 * GiB; req = req * 3 / 2 + 4096) {
+    cldm_heap_geometry g;
+    assert_int_equal(cldm_heap_geometry_for_request(req, 0, &g), 0);
+    assert_int_equal(g.buffer_bytes, cldm_heap_buffer_size(req));
+    assert_int_equal(g.usable_bytes, cldm_heap_usable_size(req));
+    assert_int_equal(g.num_pages, g.usable_bytes / CLDM_PAGE_BYTES);
+    assert_int_equal(g.image_bytes, cldm_heap_image_size(g.buffer_bytes));
+    assert_int_equal(g.stats_span, cldm_heap_stats_span(g.buffer_bytes));
+    assert_int_equal(g.pages_offset + g.usable_bytes, g.buffer_bytes);
+    cldm_heap_geometry b;
+    assert_int_equal(cldm_heap_geometry_for_buffer(g.buffer_bytes, &b), 0);
+    assert_memory_equal(&b, &g, sizeof g);
+    /* a maximum below the buffer: the buffer is the maximum, the pages fewer (none left below
+     * the minimum) */
+    uint64_t max = g.buffer_bytes - 1;
+    int fits = g.num_pages > CLDM_HEAP_MIN_PAGES;
+    assert_int_equal(cldm_heap_geometry_for_request(req, max, &b), fits ? 0 : -1);
+    assert_int_equal(b.buffer_bytes, max);
+    assert_int_equal(b.num_pages, fits ? g.num_pages - 1 : 0);
+    assert_true(b.pages_offset + b.usable_bytes <= max);
+    /* a maximum above it changes nothing */
+    assert_int_equal(cldm_heap_geometry_for_request(req, g.buffer_bytes, &b), 0);
+    assert_memory_equal(&b, &g, sizeof g);
+  }
+  cldm_heap_geometry g;
+  assert_int_equal(cldm_heap_geometry_for_buffer(MiB, &g), -1); /* below the minimum */
+  assert_int_equal(g.buffer_bytes, MiB);
+  assert_int_equal(g.num_pages, 0);
+  assert_int_equal(cldm_heap_geometry_for_request(8 * MiB, MiB, &g), -1);
+  assert_int_equal(g.buffer_bytes, MiB);
+  assert_int_equal(cldm_heap_image_fill(&g, NULL, 0), -1);
+  /* fill and write give the same bytes */
+  assert_int_equal(cldm_heap_geometry_for_request(8 * MiB + 5 * 65536, 0, &g), 0);
+  unsigned char *a = malloc(g.image_bytes), *b = malloc(g.image_bytes);
+  assert_non_null(a);
+  assert_non_null(b);
+  memset(a, 0xAB, g.image_bytes);
+  memset(b, 0xCD, g.image_bytes);
+  assert_int_equal(cldm_heap_image_fill(&g, a, g.image_bytes - 1), -1); /* dst too small */
+  assert_int_equal(cldm_heap_image_fill(&g, a, g.image_bytes), 0);
+  assert_int_equal(cldm_heap_image_write(g.buffer_bytes, b, g.image_bytes), 0);
+  assert_memory_equal(a, b, g.image_bytes);
+  free(a);
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_classes),
-      cmocka_unit_test(test_sizes),
-      cmocka_unit_test(test_image),
+      cmocka_unit_test(test_classes),      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_image),        cmocka_unit_test(test_geometry),
       cmocka_unit_test(test_stats_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);

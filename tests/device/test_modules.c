@@ -17,31 +17,44 @@
 #include "cldm_device.h"
 
 enum {
-  OP_NAME = 5, OP_EXTENSION = 10, OP_MEMORY_MODEL = 14, OP_ENTRY_POINT = 15, OP_CAPABILITY = 17,
-  OP_TYPE_INT = 21, OP_TYPE_VOID = 19, OP_TYPE_POINTER = 32, OP_TYPE_FUNCTION = 33,
-  OP_VARIABLE = 59, OP_FUNCTION = 54, OP_FUNCTION_END = 56, OP_DECORATE = 71,
-  DEC_LINKAGE = 41, LINK_EXPORT = 0, LINK_IMPORT = 1, SC_CROSS_WORKGROUP = 5,
-  CAP_ADDRESSES = 4, CAP_LINKAGE = 5, CAP_KERNEL = 6, CAP_INT64_ATOMICS = 12,
+  OP_NAME = 5,
+  OP_EXTENSION = 10,
+  OP_MEMORY_MODEL = 14,
+  OP_ENTRY_POINT = 15,
+  OP_CAPABILITY = 17,
+  OP_TYPE_INT = 21,
+  OP_TYPE_VOID = 19,
+  OP_TYPE_POINTER = 32,
+  OP_TYPE_FUNCTION = 33,
+  OP_VARIABLE = 59,
+  OP_FUNCTION = 54,
+  OP_FUNCTION_END = 56,
+  OP_DECORATE = 71,
+  DEC_LINKAGE = 41,
+  LINK_EXPORT = 0,
+  LINK_IMPORT = 1,
+  SC_CROSS_WORKGROUP = 5,
+  CAP_ADDRESSES = 4,
+  CAP_LINKAGE = 5,
+  CAP_KERNEL = 6,
+  CAP_INT64_ATOMICS = 12,
 };
 
 #define MAX_IDS 65536
 
 typedef struct fn_sig {
   const char *name;
-  int params;   /* parameter count */
+  int params;        /* parameter count */
   const char *shape; /* return then params: p = global uchar*, s = size_t, v = void */
 } fn_sig;
 
 static const fn_sig k_sigs[] = {
-    {"cldm_malloc", 2, "pps"},
-    {"cldm_free", 2, "vpp"},
-    {"cldm_calloc", 3, "ppss"},
-    {"cldm_realloc", 3, "ppps"},
-    {"cldm_aligned_alloc", 3, "ppss"},
+    {"cldm_malloc", 2, "pps"},   {"cldm_free", 2, "vpp"},           {"cldm_calloc", 3, "ppss"},
+    {"cldm_realloc", 3, "ppps"}, {"cldm_aligned_alloc", 3, "ppss"},
 };
 
 typedef struct module_info {
-  uint32_t op_of_id[MAX_IDS];  /* opcode defining each id (type/function) */
+  uint32_t op_of_id[MAX_IDS];    /* opcode defining each id (type/function) */
   uint32_t words_of_id[MAX_IDS]; /* word offset of that instruction */
 } module_info;
 
@@ -85,7 +98,8 @@ static void check_module(const cldm_device_module *m) {
     uint32_t op = w[i] & 0xFFFF, count = w[i] >> 16;
     assert_true(count >= 1 && i + count <= n);
     if ((op == OP_TYPE_INT || op == OP_TYPE_VOID || op == OP_TYPE_POINTER ||
-         op == OP_TYPE_FUNCTION) && w[i + 1] < MAX_IDS) {
+         op == OP_TYPE_FUNCTION) &&
+        w[i + 1] < MAX_IDS) {
       g_info.op_of_id[w[i + 1]] = op;
       g_info.words_of_id[w[i + 1]] = (uint32_t)i;
     }
@@ -107,7 +121,7 @@ static void check_module(const cldm_device_module *m) {
       break;
     case OP_MEMORY_MODEL:
       assert_int_equal(w[i + 1], m->address_bits == 64 ? 2 : 1); /* Physical64 / Physical32 */
-      assert_int_equal(w[i + 2], 2);                              /* OpenCL */
+      assert_int_equal(w[i + 2], 2);                             /* OpenCL */
       memory_model = 1;
       break;
     case OP_ENTRY_POINT:
@@ -163,8 +177,7 @@ static void check_module(const cldm_device_module *m) {
     for (uint32_t p = 0; p < nparams; p++)
       shape[1 + p] = shape_of(w, tw[3 + p], m->address_bits);
     if (strcmp(shape, k_sigs[k].shape) != 0)
-      fail_msg("%s: %s has shape %s, expected %s", m->name, k_sigs[k].name, shape,
-               k_sigs[k].shape);
+      fail_msg("%s: %s has shape %s, expected %s", m->name, k_sigs[k].name, shape, k_sigs[k].shape);
   }
 }
 
@@ -213,8 +226,8 @@ static void test_select(void **state) {
   assert_non_null(m);
   assert_int_equal(m->features, 0);
   /* the sub-group variant only with the caller's promise of uniform calls */
-  m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |
-                                        CLDM_DEVICE_FEATURE_SUBGROUPS);
+  m = cldm_device_module_select(64,
+                                CLDM_DEVICE_FEATURE_CL20_ATOMICS | CLDM_DEVICE_FEATURE_SUBGROUPS);
   assert_non_null(m);
   assert_string_equal(m->name, "cldm_alloc.cl20.spir64");
   m = cldm_device_module_select(64, CLDM_DEVICE_FEATURE_CL20_ATOMICS |

@@ -30,20 +30,21 @@ typedef struct e2e {
   clEnqueueResetDeviceHeapEXT_fn reset_heap;
 } e2e;
 
-static inline void e2e_lookup(e2e *t)
-{
+static inline void e2e_lookup(e2e *t) {
   t->device = cldm_cl_find_device(NULL, NULL, &t->platform);
   assert_non_null(t->device);
-  t->set_heap_size = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(t->platform, "clSetDeviceHeapSizeEXT");
-  t->heap_info = (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(t->platform, "clGetDeviceHeapInfoEXT");
-  t->reset_heap = (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(t->platform, "clEnqueueResetDeviceHeapEXT");
+  t->set_heap_size = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      t->platform, "clSetDeviceHeapSizeEXT");
+  t->heap_info = (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      t->platform, "clGetDeviceHeapInfoEXT");
+  t->reset_heap = (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      t->platform, "clEnqueueResetDeviceHeapEXT");
   assert_non_null(t->set_heap_size);
   assert_non_null(t->heap_info);
   assert_non_null(t->reset_heap);
 }
 
-static inline void e2e_open(e2e *t)
-{
+static inline void e2e_open(e2e *t) {
   cl_int err;
   e2e_lookup(t);
   t->context = clCreateContext(NULL, 1, &t->device, NULL, NULL, &err);
@@ -52,8 +53,7 @@ static inline void e2e_open(e2e *t)
   assert_int_equal(err, CL_SUCCESS);
 }
 
-static inline void e2e_close(e2e *t)
-{
+static inline void e2e_close(e2e *t) {
   if (t->queue)
     assert_int_equal(clReleaseCommandQueue(t->queue), CL_SUCCESS);
   if (t->context)
@@ -63,8 +63,7 @@ static inline void e2e_close(e2e *t)
 }
 
 /* Reads a build-time file (relative to CLDM_TEST_DATA_DIR) into memory. */
-static inline void *e2e_read_file(const char *rel, size_t *size)
-{
+static inline void *e2e_read_file(const char *rel, size_t *size) {
   const char *dir = getenv("CLDM_TEST_DATA_DIR");
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", rel);
@@ -75,8 +74,7 @@ static inline void *e2e_read_file(const char *rel, size_t *size)
 }
 
 /* Creates and builds a program from kernels/<name>.spv; fails the test on any error. */
-static inline cl_program e2e_program(const e2e *t, const char *name)
-{
+static inline cl_program e2e_program(const e2e *t, const char *name) {
   char rel[256];
   snprintf(rel, sizeof(rel), "kernels/%s.spv", name);
   size_t size;
@@ -95,8 +93,7 @@ static inline cl_program e2e_program(const e2e *t, const char *name)
   return p;
 }
 
-static inline cl_kernel e2e_kernel(cl_program p, const char *name)
-{
+static inline cl_kernel e2e_kernel(cl_program p, const char *name) {
   cl_int err;
   cl_kernel k = clCreateKernel(p, name, &err);
   if (err != CL_SUCCESS)
@@ -104,8 +101,7 @@ static inline cl_kernel e2e_kernel(cl_program p, const char *name)
   return k;
 }
 
-static inline cl_mem e2e_buffer(const e2e *t, size_t size)
-{
+static inline cl_mem e2e_buffer(const e2e *t, size_t size) {
   cl_int err;
   cl_mem m = clCreateBuffer(t->context, CL_MEM_READ_WRITE, size, NULL, &err);
   assert_int_equal(err, CL_SUCCESS);
@@ -114,25 +110,25 @@ static inline cl_mem e2e_buffer(const e2e *t, size_t size)
   return m;
 }
 
-static inline void e2e_run(const e2e *t, cl_kernel k, size_t global)
-{
+static inline void e2e_run(const e2e *t, cl_kernel k, size_t global) {
   cl_int err = clEnqueueNDRangeKernel(t->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
   if (err != CL_SUCCESS)
     fail_msg("clEnqueueNDRangeKernel = %d", err);
   assert_int_equal(clFinish(t->queue), CL_SUCCESS);
 }
 
-static inline cl_ulong e2e_heap_stat(const e2e *t, cl_command_queue q, cl_device_heap_info_ext name)
-{
+static inline cl_ulong e2e_heap_stat(const e2e *t, cl_command_queue q,
+                                     cl_device_heap_info_ext name) {
   cl_ulong v = 0;
   assert_int_equal(t->heap_info(q ? q : t->queue, name, sizeof(v), &v, NULL), CL_SUCCESS);
   return v;
 }
 
-static inline uint32_t e2e_read_u32_sum(const e2e *t, cl_mem m, size_t count)
-{
+static inline uint32_t e2e_read_u32_sum(const e2e *t, cl_mem m, size_t count) {
   uint32_t *v = malloc(count * sizeof(*v));
-  assert_int_equal(clEnqueueReadBuffer(t->queue, m, CL_TRUE, 0, count * sizeof(*v), v, 0, NULL, NULL), CL_SUCCESS);
+  assert_int_equal(
+      clEnqueueReadBuffer(t->queue, m, CL_TRUE, 0, count * sizeof(*v), v, 0, NULL, NULL),
+      CL_SUCCESS);
   uint32_t s = 0;
   for (size_t i = 0; i < count; i++)
     s += v[i];
@@ -146,8 +142,7 @@ typedef struct e2e_stderr {
   char path[64];
 } e2e_stderr;
 
-static inline void e2e_stderr_begin(e2e_stderr *c)
-{
+static inline void e2e_stderr_begin(e2e_stderr *c) {
   fflush(stderr);
   snprintf(c->path, sizeof(c->path), "/tmp/cldm-e2e-stderr-XXXXXX");
   c->fd = mkstemp(c->path);
@@ -157,8 +152,7 @@ static inline void e2e_stderr_begin(e2e_stderr *c)
 }
 
 /* Returns the captured text (malloc'd). */
-static inline char *e2e_stderr_end(e2e_stderr *c)
-{
+static inline char *e2e_stderr_end(e2e_stderr *c) {
   fflush(stderr);
   dup2(c->saved, 2);
   close(c->saved);

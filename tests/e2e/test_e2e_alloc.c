@@ -16,22 +16,19 @@ static const char *module = "alloc_basic";
 static e2e t;
 static cl_program prog;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
   e2e_open(&t);
   prog = e2e_program(&t, module);
   return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
   clReleaseProgram(prog);
   e2e_close(&t);
   return 0;
 }
 
-static void test_alloc_persist_and_free(void **state)
-{
+static void test_alloc_persist_and_free(void **state) {
   cl_mem ptrs = e2e_buffer(&t, ITEMS * sizeof(cl_ulong));
   cl_mem bad = e2e_buffer(&t, sizeof(cl_uint));
   cl_kernel fill = e2e_kernel(prog, "fill"), check = e2e_kernel(prog, "check"),
@@ -72,8 +69,7 @@ static void test_alloc_persist_and_free(void **state)
   clReleaseMemObject(bad);
 }
 
-static void test_free_in_other_program(void **state)
-{
+static void test_free_in_other_program(void **state) {
   cl_program other = e2e_program(&t, "free_other");
   cl_mem ptrs = e2e_buffer(&t, ITEMS * sizeof(cl_ulong));
   cl_mem bad = e2e_buffer(&t, sizeof(cl_uint));
@@ -83,7 +79,8 @@ static void test_free_in_other_program(void **state)
   clSetKernelArg(fill, 0, sizeof(cl_mem), &ptrs);
   clSetKernelArg(fill, 1, sizeof(n), &n);
   e2e_run(&t, fill, ITEMS);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + ITEMS);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT),
+                   live0 + ITEMS);
   clSetKernelArg(cf, 0, sizeof(cl_mem), &ptrs);
   clSetKernelArg(cf, 1, sizeof(n), &n);
   clSetKernelArg(cf, 2, sizeof(cl_mem), &bad);
@@ -98,25 +95,25 @@ static void test_free_in_other_program(void **state)
   clReleaseMemObject(bad);
 }
 
-static void test_calloc_realloc_aligned(void **state)
-{
+static void test_calloc_realloc_aligned(void **state) {
   cl_mem results = e2e_buffer(&t, ITEMS * sizeof(cl_uint));
   cl_kernel k = e2e_kernel(prog, "variants");
   clSetKernelArg(k, 0, sizeof(cl_mem), &results);
   e2e_run(&t, k, ITEMS);
   cl_uint r[ITEMS];
-  assert_int_equal(clEnqueueReadBuffer(t.queue, results, CL_TRUE, 0, sizeof(r), r, 0, NULL, NULL), CL_SUCCESS);
+  assert_int_equal(clEnqueueReadBuffer(t.queue, results, CL_TRUE, 0, sizeof(r), r, 0, NULL, NULL),
+                   CL_SUCCESS);
   for (int i = 0; i < ITEMS; i++)
     if (r[i])
       fail_msg("work-item %d: failure bits 0x%x (1 calloc NULL, 2 not zero, 4 realloc NULL, "
-               "8 realloc lost data, 16 misaligned aligned_alloc, 32 not 16-byte aligned)", i, r[i]);
+               "8 realloc lost data, 16 misaligned aligned_alloc, 32 not 16-byte aligned)",
+               i, r[i]);
   assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT), 0);
   clReleaseKernel(k);
   clReleaseMemObject(results);
 }
 
-static void test_hidden_argument_invisible(void **state)
-{
+static void test_hidden_argument_invisible(void **state) {
   cl_kernel k = e2e_kernel(prog, "many_args");
   cl_uint nargs = 0;
   assert_int_equal(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL), CL_SUCCESS);
@@ -126,12 +123,14 @@ static void test_hidden_argument_invisible(void **state)
   assert_int_equal(clSetKernelArg(k, 10, sizeof(cl_mem), &dummy), CL_INVALID_ARG_INDEX);
   assert_int_equal(clSetKernelArgSVMPointer(k, 9, NULL), CL_INVALID_ARG_INDEX);
   char name[64];
-  assert_int_equal(clGetKernelArgInfo(k, 9, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL), CL_INVALID_ARG_INDEX);
+  assert_int_equal(clGetKernelArgInfo(k, 9, CL_KERNEL_ARG_NAME, sizeof(name), name, NULL),
+                   CL_INVALID_ARG_INDEX);
   cl_program p = NULL;
   assert_int_equal(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(p), &p, NULL), CL_SUCCESS);
   assert_ptr_equal(p, prog);
   char fname[64] = "";
-  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(fname), fname, NULL), CL_SUCCESS);
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(fname), fname, NULL),
+                   CL_SUCCESS);
   assert_string_equal(fname, "many_args");
 
   /* and the kernel runs with all nine user arguments set */
@@ -155,7 +154,8 @@ static void test_hidden_argument_invisible(void **state)
   cl_int err;
   cl_kernel clone = clCloneKernel(k, &err);
   assert_int_equal(err, CL_SUCCESS);
-  assert_int_equal(clGetKernelInfo(clone, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL), CL_SUCCESS);
+  assert_int_equal(clGetKernelInfo(clone, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL),
+                   CL_SUCCESS);
   assert_int_equal(nargs, 9);
   assert_int_equal(clSetKernelArg(clone, 9, sizeof(cl_mem), &dummy), CL_INVALID_ARG_INDEX);
   e2e_run(&t, clone, 64);
@@ -166,8 +166,7 @@ static void test_hidden_argument_invisible(void **state)
   clReleaseMemObject(f);
 }
 
-static void test_kernels_in_program(void **state)
-{
+static void test_kernels_in_program(void **state) {
   cl_kernel ks[16];
   cl_uint n = 0;
   assert_int_equal(clCreateKernelsInProgram(prog, 16, ks, &n), CL_SUCCESS);
@@ -178,9 +177,11 @@ static void test_kernels_in_program(void **state)
     clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL);
     clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
     cl_uint want = !strcmp(name, "fill") || !strcmp(name, "fill_again") ? 2
-                   : !strcmp(name, "check") ? 4
-                   : !strcmp(name, "release") || !strcmp(name, "variants") || !strcmp(name, "plain") ? 1
-                   : !strcmp(name, "many_args") ? 9 : 99;
+                   : !strcmp(name, "check")                             ? 4
+                   : !strcmp(name, "release") || !strcmp(name, "variants") || !strcmp(name, "plain")
+                       ? 1
+                   : !strcmp(name, "many_args") ? 9
+                                                : 99;
     if (nargs != want)
       fail_msg("%s: CL_KERNEL_NUM_ARGS %u, want %u", name, nargs, want);
     clReleaseKernel(ks[i]);
@@ -196,8 +197,7 @@ static void test_kernels_in_program(void **state)
 }
 
 /* Generic result and argument types (OpenCL C 2.0 unqualified pointers) */
-static void test_generic_pointers(void **state)
-{
+static void test_generic_pointers(void **state) {
   cl_program g = e2e_program(&t, "alloc_generic");
   cl_kernel k = e2e_kernel(g, "generic_roundtrip");
   cl_mem out = e2e_buffer(&t, ITEMS * sizeof(cl_uint));
@@ -205,7 +205,8 @@ static void test_generic_pointers(void **state)
   cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
   e2e_run(&t, k, ITEMS);
   cl_uint r[ITEMS];
-  assert_int_equal(clEnqueueReadBuffer(t.queue, out, CL_TRUE, 0, sizeof(r), r, 0, NULL, NULL), CL_SUCCESS);
+  assert_int_equal(clEnqueueReadBuffer(t.queue, out, CL_TRUE, 0, sizeof(r), r, 0, NULL, NULL),
+                   CL_SUCCESS);
   for (cl_uint i = 0; i < ITEMS; i++) {
     cl_uint n = 1 + i % 29, want = n * i + n * (n - 1) / 2;
     if (r[i] != want)
@@ -217,8 +218,7 @@ static void test_generic_pointers(void **state)
   clReleaseProgram(g);
 }
 
-static void test_program_il_is_original(void **state)
-{
+static void test_program_il_is_original(void **state) {
   char rel[256];
   snprintf(rel, sizeof(rel), "kernels/%s.spv", module);
   size_t size;
@@ -234,8 +234,7 @@ static void test_program_il_is_original(void **state)
   free(il);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   if (argc > 1)
     module = argv[1];
   const struct CMUnitTest tests[] = {

@@ -14,17 +14,17 @@
 
 static e2e t;
 
-static void set_args_grab(cl_kernel k, cl_mem ptrs, cl_ulong size)
-{
+static void set_args_grab(cl_kernel k, cl_mem ptrs, cl_ulong size) {
   assert_int_equal(clSetKernelArg(k, 0, sizeof(cl_mem), &ptrs), CL_SUCCESS);
   assert_int_equal(clSetKernelArg(k, 1, sizeof(size), &size), CL_SUCCESS);
 }
 
 /* Number of non-NULL pointers; checks they are distinct and BLOCK apart at least. */
-static size_t count_granted(const e2e *e, cl_mem ptrs, size_t n)
-{
+static size_t count_granted(const e2e *e, cl_mem ptrs, size_t n) {
   cl_ulong *p = malloc(n * sizeof(*p));
-  assert_int_equal(clEnqueueReadBuffer(e->queue, ptrs, CL_TRUE, 0, n * sizeof(*p), p, 0, NULL, NULL), CL_SUCCESS);
+  assert_int_equal(
+      clEnqueueReadBuffer(e->queue, ptrs, CL_TRUE, 0, n * sizeof(*p), p, 0, NULL, NULL),
+      CL_SUCCESS);
   size_t granted = 0;
   for (size_t i = 0; i < n; i++)
     if (p[i]) {
@@ -35,14 +35,14 @@ static size_t count_granted(const e2e *e, cl_mem ptrs, size_t n)
     for (size_t j = i + 1; j < granted; j++) {
       cl_ulong a = p[i] < p[j] ? p[i] : p[j], b = p[i] < p[j] ? p[j] : p[i];
       if (b - a < BLOCK)
-        fail_msg("allocations %#llx and %#llx overlap", (unsigned long long)a, (unsigned long long)b);
+        fail_msg("allocations %#llx and %#llx overlap", (unsigned long long)a,
+                 (unsigned long long)b);
     }
   free(p);
   return granted;
 }
 
-static void test_exhaustion_and_reuse(void **state)
-{
+static void test_exhaustion_and_reuse(void **state) {
   e2e_lookup(&t);
   assert_int_equal(t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_MIN_EXT), CL_SUCCESS);
   e2e_open(&t);
@@ -58,7 +58,8 @@ static void test_exhaustion_and_reuse(void **state)
   assert_true(size <= CL_DEVICE_HEAP_SIZE_MIN_EXT && size >= CL_DEVICE_HEAP_SIZE_MIN_EXT / 2);
   /* full: some requests failed, and were counted; what was granted fills the heap well */
   assert_true(first > 0 && first < ITEMS);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT), ITEMS - first);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT),
+                   ITEMS - first);
   assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), first);
   assert_true(first * BLOCK >= size * 8 / 10);
   print_message("1 MiB heap: %zu of %d 4 KiB blocks granted (%.1f %% of the usable %llu bytes)\n",
@@ -89,8 +90,7 @@ static void test_exhaustion_and_reuse(void **state)
   e2e_close(&t);
 }
 
-static void test_invalid_frees(void **state)
-{
+static void test_invalid_frees(void **state) {
   e2e_open(&t);
   cl_program p = e2e_program(&t, "exhaust");
   cl_kernel bad = e2e_kernel(p, "bad_frees");
@@ -109,8 +109,7 @@ static void test_invalid_frees(void **state)
 static int destroyed;
 static void CL_CALLBACK on_destroy(cl_context c, void *flag) { *(int *)flag = 1; }
 
-static void test_heap_size_rules_and_lifetime(void **state)
-{
+static void test_heap_size_rules_and_lifetime(void **state) {
   e2e_lookup(&t);
   size_t two_mib = 2u << 20, v = 0;
   assert_int_equal(t.set_heap_size(t.device, two_mib), CL_SUCCESS);
@@ -133,7 +132,8 @@ static void test_heap_size_rules_and_lifetime(void **state)
   assert_int_equal(e2e_heap_stat(&a, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT), prospective);
   /* a heap exists in a live context: the size is fixed (CUDA's rule) */
   assert_int_equal(a.set_heap_size(a.device, 4u << 20), CL_INVALID_OPERATION);
-  assert_int_equal(clGetDeviceInfo(a.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(a.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL),
+                   CL_SUCCESS);
   assert_int_equal(v, two_mib);
 
   /* a second queue of the same context sees the same heap */
@@ -174,17 +174,19 @@ static void test_heap_size_rules_and_lifetime(void **state)
   assert_int_equal(destroyed, 1);
   /* no live heap anywhere: the size may change again */
   assert_int_equal(t.set_heap_size(t.device, 4u << 20), CL_SUCCESS);
-  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL),
+                   CL_SUCCESS);
   assert_int_equal(v, 4u << 20);
 }
 
 /* The largest setting (CL_DEVICE_MAX_MEM_ALLOC_SIZE) still gives a heap: the metadata comes
  * out of the usable size, not on top of the limit (spec 1.2). */
-static void test_heap_at_max_alloc(void **state)
-{
+static void test_heap_at_max_alloc(void **state) {
   e2e_lookup(&t);
   cl_ulong max_alloc = 0;
-  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, NULL), CL_SUCCESS);
+  assert_int_equal(
+      clGetDeviceInfo(t.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, NULL),
+      CL_SUCCESS);
   assert_int_equal(t.set_heap_size(t.device, (size_t)max_alloc), CL_SUCCESS);
   e2e_open(&t);
   cl_program p = e2e_program(&t, "exhaust");
@@ -205,8 +207,7 @@ static void test_heap_at_max_alloc(void **state)
   assert_int_equal(t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT), CL_SUCCESS);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exhaustion_and_reuse),
       cmocka_unit_test(test_invalid_frees),

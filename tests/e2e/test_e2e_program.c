@@ -12,20 +12,17 @@
 
 static e2e t;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
   e2e_open(&t);
   return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
   e2e_close(&t);
   return 0;
 }
 
-static int count_dumps(void)
-{
+static int count_dumps(void) {
   const char *dir = getenv("CLDM_DUMP_DIR");
   DIR *d = dir ? opendir(dir) : NULL;
   int n = 0;
@@ -36,8 +33,7 @@ static int count_dumps(void)
   return n;
 }
 
-static void test_non_allocating_module_untouched(void **state)
-{
+static void test_non_allocating_module_untouched(void **state) {
   size_t size;
   void *il = e2e_read_file("kernels/noalloc.spv", &size);
   int dumps = count_dumps();
@@ -67,8 +63,7 @@ static void test_non_allocating_module_untouched(void **state)
   free(il);
 }
 
-static void expect_rejected(const void *il, size_t size, const char *fragment)
-{
+static void expect_rejected(const void *il, size_t size, const char *fragment) {
   e2e_stderr cap;
   e2e_stderr_begin(&cap);
   cl_int err = CL_SUCCESS;
@@ -83,8 +78,7 @@ static void expect_rejected(const void *il, size_t size, const char *fragment)
   free(text);
 }
 
-static void test_malformed_modules_rejected(void **state)
-{
+static void test_malformed_modules_rejected(void **state) {
   size_t size;
   uint32_t *il = e2e_read_file("kernels/alloc_basic.spv", &size);
   uint32_t *bad = malloc(size);
@@ -111,8 +105,7 @@ static void test_malformed_modules_rejected(void **state)
 
 /* Runs `fill` (2 visible arguments) on `items` work-items of `program`, checks that the heap
  * gained exactly that many allocations, frees them with `release` and checks they are gone. */
-static void fill_and_release(cl_program program, size_t items)
-{
+static void fill_and_release(cl_program program, size_t items) {
   cl_kernel k = e2e_kernel(program, "fill");
   cl_uint nargs;
   clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
@@ -124,7 +117,8 @@ static void fill_and_release(cl_program program, size_t items)
   clSetKernelArg(k, 1, sizeof(n), &n);
   cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
   e2e_run(&t, k, items);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), live0 + items);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT),
+                   live0 + items);
   cl_kernel r = e2e_kernel(program, "release");
   clSetKernelArg(r, 0, sizeof(cl_mem), &ptrs);
   e2e_run(&t, r, items);
@@ -134,10 +128,10 @@ static void fill_and_release(cl_program program, size_t items)
   clReleaseMemObject(ptrs);
 }
 
-static void test_il_khr_entry_point(void **state)
-{
+static void test_il_khr_entry_point(void **state) {
   typedef cl_program(CL_API_CALL * create_fn)(cl_context, const void *, size_t, cl_int *);
-  create_fn create = (create_fn)clGetExtensionFunctionAddressForPlatform(t.platform, "clCreateProgramWithILKHR");
+  create_fn create =
+      (create_fn)clGetExtensionFunctionAddressForPlatform(t.platform, "clCreateProgramWithILKHR");
   assert_non_null(create);
   size_t size;
   void *il = e2e_read_file("kernels/alloc_basic.spv", &size);
@@ -152,8 +146,7 @@ static void test_il_khr_entry_point(void **state)
   free(il);
 }
 
-static void test_compile_and_link_whole_program(void **state)
-{
+static void test_compile_and_link_whole_program(void **state) {
   size_t size;
   void *il = e2e_read_file("kernels/alloc_basic.spv", &size);
   cl_int err;
@@ -168,8 +161,7 @@ static void test_compile_and_link_whole_program(void **state)
   free(il);
 }
 
-static cl_program compiled(const char *name)
-{
+static cl_program compiled(const char *name) {
   char rel[256];
   snprintf(rel, sizeof(rel), "kernels/%s.spv", name);
   size_t size;
@@ -184,8 +176,7 @@ static cl_program compiled(const char *name)
 
 /* Separately compiled modules (spec 1.5): a call into another module's allocating function
  * is refused at link time with a message; calls into its other functions link and run. */
-static void test_separate_compilation(void **state)
-{
+static void test_separate_compilation(void **state) {
   cl_program lib = compiled("link_lib"), main_alloc = compiled("link_main_alloc"),
              main_plain = compiled("link_main_plain");
   cl_program both[2] = {main_alloc, lib};
@@ -205,7 +196,8 @@ static void test_separate_compilation(void **state)
   assert_int_equal(err, CL_SUCCESS);
   cl_kernel k = e2e_kernel(linked, "use_twice");
   cl_uint v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  cl_mem x = clCreateBuffer(t.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(v), v, &err);
+  cl_mem x =
+      clCreateBuffer(t.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(v), v, &err);
   clSetKernelArg(k, 0, sizeof(cl_mem), &x);
   e2e_run(&t, k, 8);
   assert_int_equal(e2e_read_u32_sum(&t, x, 8), 72);
@@ -230,8 +222,7 @@ static void test_separate_compilation(void **state)
   clReleaseProgram(main_plain);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_non_allocating_module_untouched),
       cmocka_unit_test(test_malformed_modules_rejected),

@@ -11,7 +11,7 @@
 #include "e2e_util.h"
 
 #define THREADS_PER_CONTEXT 4
-#define RANGE 256   /* work-items per thread and round */
+#define RANGE 256 /* work-items per thread and round */
 #define ROUNDS 6
 #define WORDS 8
 
@@ -29,12 +29,12 @@ typedef struct worker {
   cl_int err;
 } worker;
 
-static void *work(void *arg)
-{
+static void *work(void *arg) {
   worker *w = arg;
   shared *s = w->s;
   cl_int err;
-  cl_command_queue q = clCreateCommandQueueWithProperties(s->env.context, s->env.device, NULL, &err);
+  cl_command_queue q =
+      clCreateCommandQueueWithProperties(s->env.context, s->env.device, NULL, &err);
   if (err != CL_SUCCESS) {
     w->err = err;
     return NULL;
@@ -57,8 +57,7 @@ static void *work(void *arg)
   return NULL;
 }
 
-static void open_shared(shared *s)
-{
+static void open_shared(shared *s) {
   e2e_open(&s->env);
   s->prog = e2e_program(&s->env, "alloc_basic");
   s->fill = e2e_kernel(s->prog, "fill_again");
@@ -78,8 +77,7 @@ static void open_shared(shared *s)
   assert_int_equal(clFinish(s->env.queue), CL_SUCCESS);
 }
 
-static void close_shared(shared *s)
-{
+static void close_shared(shared *s) {
   clReleaseKernel(s->fill);
   clReleaseKernel(s->check);
   clReleaseKernel(s->release);
@@ -89,8 +87,7 @@ static void close_shared(shared *s)
   e2e_close(&s->env);
 }
 
-static void test_eight_threads_two_contexts(void **state)
-{
+static void test_eight_threads_two_contexts(void **state) {
   shared s[2];
   memset(s, 0, sizeof(s));
   for (int c = 0; c < 2; c++) {
@@ -128,8 +125,7 @@ static void test_eight_threads_two_contexts(void **state)
   }
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_eight_threads_two_contexts),
   };

@@ -1,9 +1,10 @@
 /*
  * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
  * (see stub_icd.h), contexts and IL programs (which keep the exact bytes they receive), no
- * queues. It lets the tests check the layer's query
- * behaviour against exactly known driver answers, including devices without SPIR-V, under
- * both ICD loaders. Every object starts with the ICD dispatch pointer, as loaders require.
+ * queues. It lets the tests check the layer's query behaviour against exactly known driver
+ * answers, including devices without SPIR-V, under both ICD loaders. Built with STUB_NVIDIA
+ * it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries, for the
+ * layer's PTX route. Every object starts with the ICD dispatch pointer, as loaders require.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -11,6 +12,8 @@
 #ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #endif
+#define _GNU_SOURCE /* memmem */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,22 +40,38 @@ struct _cl_device_id {
   const char *name, *extensions, *il; /* il NULL: the IL query is invalid (OpenCL 1.2) */
   cl_ulong max_alloc;
   int spirv_sets;
+  cl_uint vendor_id, cc_major, cc_minor; /* cc_major 0: no compute capability query */
 };
 
-static struct _cl_platform_id stub_platforms[2] = {
+#ifndef STUB_NVIDIA
+#define STUB_NUM_PLATFORMS 2
+#define STUB_NUM_DEVICES 3
+static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
     {&stub_dispatch, "cldm stub A", STUB_PLATFORM_A_EXTENSIONS},
     {&stub_dispatch, "cldm stub B", STUB_PLATFORM_B_EXTENSIONS},
 };
-static struct _cl_device_id stub_devices[3] = {
-    {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0},
+static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
+    {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0,
+     0x1234, 0, 0},
     {&stub_dispatch, &stub_platforms[0], "stub-spirv", STUB_DEVICE1_EXTENSIONS, STUB_DEVICE1_IL,
-     STUB_DEVICE1_MAX_ALLOC, 1},
-    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0},
+     STUB_DEVICE1_MAX_ALLOC, 1, 0x1234, 0, 0},
+    {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0,
+     0x1234, 0, 0},
 };
+#else
+#define STUB_NUM_PLATFORMS 1
+#define STUB_NUM_DEVICES 1
+static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
+    {&stub_dispatch, "cldm stub NVIDIA", STUB_NV_PLATFORM_EXTENSIONS},
+};
+static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
+    {&stub_dispatch, &stub_platforms[0], "stub-nv", STUB_NV_DEVICE_EXTENSIONS, "", 256u << 20, 0,
+     0x10DE, STUB_NV_CC_MAJOR, STUB_NV_CC_MINOR},
+};
+#endif
 
 static cl_int stub_return(const void *src, size_t size, size_t value_size, void *value,
-                          size_t *size_ret)
-{
+                          size_t *size_ret) {
   if (value) {
     if (value_size < size)
       return CL_INVALID_VALUE;
@@ -65,8 +84,7 @@ static cl_int stub_return(const void *src, size_t size, size_t value_size, void 
 
 /* Splits a space-separated list into cl_name_version entries (version 1.0.0). */
 static cl_int stub_return_versions(const char *list, size_t value_size, void *value,
-                                   size_t *size_ret)
-{
+                                   size_t *size_ret) {
   cl_name_version out[16];
   size_t n = 0;
   for (const char *p = list; *p && n < 16;) {
@@ -77,7 +95,8 @@ static cl_int stub_return_versions(const char *list, size_t value_size, void *va
       break;
     memset(&out[n], 0, sizeof(out[n]));
     out[n].version = CL_MAKE_VERSION(1, 0, 0);
-    memcpy(out[n].name, p, len < CL_NAME_VERSION_MAX_NAME_SIZE ? len : CL_NAME_VERSION_MAX_NAME_SIZE - 1);
+    memcpy(out[n].name, p,
+           len < CL_NAME_VERSION_MAX_NAME_SIZE ? len : CL_NAME_VERSION_MAX_NAME_SIZE - 1);
     n++;
     p += len;
   }
@@ -85,33 +104,47 @@ static cl_int stub_return_versions(const char *list, size_t value_size, void *va
 }
 
 static cl_int CL_API_CALL stub_GetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
-                                              cl_uint *num_platforms)
-{
+                                              cl_uint *num_platforms) {
   if ((!platforms && !num_platforms) || (platforms && !num_entries))
     return CL_INVALID_VALUE;
-  for (cl_uint i = 0; platforms && i < num_entries && i < 2; i++)
+  for (cl_uint i = 0; platforms && i < num_entries && i < STUB_NUM_PLATFORMS; i++)
     platforms[i] = &stub_platforms[i];
   if (num_platforms)
-    *num_platforms = 2;
+    *num_platforms = STUB_NUM_PLATFORMS;
   return CL_SUCCESS;
 }
 
-static int stub_platform_valid(cl_platform_id p) { return p == &stub_platforms[0] || p == &stub_platforms[1]; }
-static int stub_device_valid(cl_device_id d) { return d >= &stub_devices[0] && d <= &stub_devices[2]; }
+static int stub_platform_valid(cl_platform_id p) {
+  return p >= &stub_platforms[0] && p < &stub_platforms[STUB_NUM_PLATFORMS];
+}
+static int stub_device_valid(cl_device_id d) {
+  return d >= &stub_devices[0] && d < &stub_devices[STUB_NUM_DEVICES];
+}
 
-static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name,
-                                               size_t size, void *value, size_t *size_ret)
-{
+static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_info name, size_t size,
+                                               void *value, size_t *size_ret) {
   if (!stub_platform_valid(p))
     return CL_INVALID_PLATFORM;
   const char *s = NULL;
   switch (name) {
-  case CL_PLATFORM_PROFILE: s = "FULL_PROFILE"; break;
-  case CL_PLATFORM_VERSION: s = "OpenCL 3.0 cldm-stub"; break;
-  case CL_PLATFORM_NAME: s = p->name; break;
-  case CL_PLATFORM_VENDOR: s = "cldm tests"; break;
-  case CL_PLATFORM_EXTENSIONS: s = p->extensions; break;
-  case CL_PLATFORM_ICD_SUFFIX_KHR: s = "STUB"; break;
+  case CL_PLATFORM_PROFILE:
+    s = "FULL_PROFILE";
+    break;
+  case CL_PLATFORM_VERSION:
+    s = "OpenCL 3.0 cldm-stub";
+    break;
+  case CL_PLATFORM_NAME:
+    s = p->name;
+    break;
+  case CL_PLATFORM_VENDOR:
+    s = "cldm tests";
+    break;
+  case CL_PLATFORM_EXTENSIONS:
+    s = p->extensions;
+    break;
+  case CL_PLATFORM_ICD_SUFFIX_KHR:
+    s = "STUB";
+    break;
   case CL_PLATFORM_EXTENSIONS_WITH_VERSION:
     return stub_return_versions(p->extensions, size, value, size_ret);
   case CL_PLATFORM_NUMERIC_VERSION: {
@@ -122,15 +155,15 @@ static cl_int CL_API_CALL stub_GetPlatformInfo(cl_platform_id p, cl_platform_inf
     cl_ulong r = 0;
     return stub_return(&r, sizeof(r), size, value, size_ret);
   }
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
   return stub_return(s, strlen(s) + 1, size, value, size_ret);
 }
 
 static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type type,
                                             cl_uint num_entries, cl_device_id *devices,
-                                            cl_uint *num_devices)
-{
+                                            cl_uint *num_devices) {
   if (!stub_platform_valid(p))
     return CL_INVALID_PLATFORM;
   if ((!devices && !num_devices) || (devices && !num_entries))
@@ -138,7 +171,7 @@ static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type typ
   if (!(type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT)))
     return CL_DEVICE_NOT_FOUND;
   cl_uint n = 0;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < STUB_NUM_DEVICES; i++)
     if (stub_devices[i].platform == p) {
       if (devices && n < num_entries)
         devices[n] = &stub_devices[i];
@@ -150,8 +183,7 @@ static cl_int CL_API_CALL stub_GetDeviceIDs(cl_platform_id p, cl_device_type typ
 }
 
 static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name, size_t size,
-                                             void *value, size_t *size_ret)
-{
+                                             void *value, size_t *size_ret) {
   if (!stub_device_valid(d))
     return CL_INVALID_DEVICE;
   const char *s = NULL;
@@ -160,17 +192,29 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
     cl_device_type t = CL_DEVICE_TYPE_CPU;
     return stub_return(&t, sizeof(t), size, value, size_ret);
   }
-  case CL_DEVICE_PLATFORM: return stub_return(&d->platform, sizeof(d->platform), size, value, size_ret);
-  case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return stub_return(&d->max_alloc, sizeof(d->max_alloc), size, value, size_ret);
+  case CL_DEVICE_PLATFORM:
+    return stub_return(&d->platform, sizeof(d->platform), size, value, size_ret);
+  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
+    return stub_return(&d->max_alloc, sizeof(d->max_alloc), size, value, size_ret);
   case CL_DEVICE_AVAILABLE: {
     cl_bool b = CL_TRUE;
     return stub_return(&b, sizeof(b), size, value, size_ret);
   }
-  case CL_DEVICE_NAME: s = d->name; break;
-  case CL_DEVICE_VENDOR: s = "cldm tests"; break;
-  case CL_DEVICE_VERSION: s = d->il ? "OpenCL 3.0 stub" : "OpenCL 1.2 stub"; break;
-  case CL_DRIVER_VERSION: s = "1.0"; break;
-  case CL_DEVICE_EXTENSIONS: s = d->extensions; break;
+  case CL_DEVICE_NAME:
+    s = d->name;
+    break;
+  case CL_DEVICE_VENDOR:
+    s = "cldm tests";
+    break;
+  case CL_DEVICE_VERSION:
+    s = d->il ? "OpenCL 3.0 stub" : "OpenCL 1.2 stub";
+    break;
+  case CL_DRIVER_VERSION:
+    s = "1.0";
+    break;
+  case CL_DEVICE_EXTENSIONS:
+    s = d->extensions;
+    break;
   case CL_DEVICE_EXTENSIONS_WITH_VERSION:
     return stub_return_versions(d->extensions, size, value, size_ret);
   case CL_DEVICE_IL_VERSION:
@@ -178,13 +222,26 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
       return CL_INVALID_VALUE;
     s = d->il;
     break;
+  case CL_DEVICE_VENDOR_ID:
+    return stub_return(&d->vendor_id, sizeof(d->vendor_id), size, value, size_ret);
+  case CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV:
+  case CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV:
+    if (!d->cc_major)
+      return CL_INVALID_VALUE;
+    return stub_return(name == CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV ? &d->cc_major : &d->cc_minor,
+                       sizeof(cl_uint), size, value, size_ret);
+  case CL_DEVICE_ADDRESS_BITS: {
+    cl_uint bits = 64;
+    return stub_return(&bits, sizeof(bits), size, value, size_ret);
+  }
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR: {
     static const char *const sets[] = {STUB_SPIRV_SET0};
     if (!d->spirv_sets)
       return CL_INVALID_VALUE;
     return stub_return(sets, sizeof(sets), size, value, size_ret);
   }
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
   return stub_return(s, strlen(s) + 1, size, value, size_ret);
 }
@@ -199,16 +256,16 @@ struct _cl_context {
 struct _cl_program {
   cl_icd_dispatch *dispatch;
   cl_context context;
-  unsigned char *il;
+  unsigned char *il; /* the IL, or the binary of a program made from a binary */
   size_t il_size;
+  int binary, built;
   cl_uint refs;
 };
 
-static cl_context CL_API_CALL stub_CreateContext(const cl_context_properties *props, cl_uint n,
-                                                 const cl_device_id *devices,
-                                                 void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
-                                                 void *user_data, cl_int *err)
-{
+static cl_context CL_API_CALL
+stub_CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devices,
+                   void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                   void *user_data, cl_int *err) {
   if (n != 1 || !devices || !stub_device_valid(devices[0])) {
     if (err)
       *err = CL_INVALID_DEVICE;
@@ -224,29 +281,35 @@ static cl_context CL_API_CALL stub_CreateContext(const cl_context_properties *pr
 }
 
 static cl_int CL_API_CALL stub_GetContextInfo(cl_context c, cl_context_info name, size_t size,
-                                              void *value, size_t *size_ret)
-{
+                                              void *value, size_t *size_ret) {
   switch (name) {
-  case CL_CONTEXT_DEVICES: return stub_return(&c->device, sizeof(c->device), size, value, size_ret);
+  case CL_CONTEXT_DEVICES:
+    return stub_return(&c->device, sizeof(c->device), size, value, size_ret);
   case CL_CONTEXT_NUM_DEVICES: {
     cl_uint n = 1;
     return stub_return(&n, sizeof(n), size, value, size_ret);
   }
-  case CL_CONTEXT_REFERENCE_COUNT: return stub_return(&c->refs, sizeof(c->refs), size, value, size_ret);
-  default: return CL_INVALID_VALUE;
+  case CL_CONTEXT_REFERENCE_COUNT:
+    return stub_return(&c->refs, sizeof(c->refs), size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
-static cl_int CL_API_CALL stub_ReleaseContext(cl_context c)
-{
+static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
   if (--c->refs == 0)
     free(c);
   return CL_SUCCESS;
 }
 
 /* Keeps a copy of exactly the bytes it was given: tests compare it with what they passed. */
-static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n, cl_int *err)
-{
+static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n,
+                                                       cl_int *err) {
+#ifdef STUB_NVIDIA
+  if (err) /* what NVIDIA's driver answers */
+    *err = CL_INVALID_OPERATION;
+  return NULL;
+#endif
   struct _cl_program *p = calloc(1, sizeof(*p));
   p->dispatch = &stub_dispatch;
   p->context = c;
@@ -260,19 +323,95 @@ static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void 
   return p;
 }
 
-static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name, size_t size,
-                                              void *value, size_t *size_ret)
-{
+/* A program "from binary": the bytes kept as they came (in the il fields), marked binary. */
+static cl_program CL_API_CALL stub_CreateProgramWithBinary(cl_context c, cl_uint n,
+                                                           const cl_device_id *devices,
+                                                           const size_t *lengths,
+                                                           const unsigned char **binaries,
+                                                           cl_int *status, cl_int *err) {
+  if (n != 1 || !devices || devices[0] != c->device || !lengths || !binaries || !binaries[0] ||
+      !lengths[0]) {
+    if (err)
+      *err = CL_INVALID_VALUE;
+    return NULL;
+  }
+  struct _cl_program *p = calloc(1, sizeof(*p));
+  p->dispatch = &stub_dispatch;
+  p->context = c;
+  p->il = malloc(lengths[0]);
+  memcpy(p->il, binaries[0], lengths[0]);
+  p->il_size = lengths[0];
+  p->binary = 1;
+  p->refs = 1;
+  c->refs++;
+  if (status)
+    status[0] = CL_SUCCESS;
+  if (err)
+    *err = CL_SUCCESS;
+  return p;
+}
+
+static char stub_last_build_options[1024];
+
+static const char *stub_LastBuildOptions(void) { return stub_last_build_options; }
+
+/* "Builds" a binary that looks like PTX text; remembers the options. */
+static cl_int CL_API_CALL stub_BuildProgram(cl_program p, cl_uint n, const cl_device_id *devices,
+                                            const char *options,
+                                            void(CL_CALLBACK *notify)(cl_program, void *),
+                                            void *user_data) {
+  snprintf(stub_last_build_options, sizeof(stub_last_build_options), "%s", options ? options : "");
+  int ptx = p->binary && memmem(p->il, p->il_size, ".version", 8) &&
+            memmem(p->il, p->il_size, ".target", 7);
+  p->built = ptx;
+  if (notify)
+    notify(p, user_data);
+  return ptx ? CL_SUCCESS : CL_BUILD_PROGRAM_FAILURE;
+}
+
+static cl_int CL_API_CALL stub_GetProgramBuildInfo(cl_program p, cl_device_id d,
+                                                   cl_program_build_info name, size_t size,
+                                                   void *value, size_t *size_ret) {
   switch (name) {
-  case CL_PROGRAM_IL: return stub_return(p->il, p->il_size, size, value, size_ret);
-  case CL_PROGRAM_CONTEXT: return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
-  case CL_PROGRAM_REFERENCE_COUNT: return stub_return(&p->refs, sizeof(p->refs), size, value, size_ret);
-  default: return CL_INVALID_VALUE;
+  case CL_PROGRAM_BUILD_STATUS: {
+    cl_build_status s = p->built ? CL_BUILD_SUCCESS : CL_BUILD_NONE;
+    return stub_return(&s, sizeof(s), size, value, size_ret);
+  }
+  case CL_PROGRAM_BUILD_LOG:
+    return stub_return("", 1, size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
-static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p)
-{
+static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name, size_t size,
+                                              void *value, size_t *size_ret) {
+  switch (name) {
+  case CL_PROGRAM_IL:
+    if (p->binary)
+      return stub_return(NULL, 0, size, value, size_ret);
+    return stub_return(p->il, p->il_size, size, value, size_ret);
+  case CL_PROGRAM_BINARY_SIZES:
+    return stub_return(&p->il_size, sizeof(p->il_size), size, value, size_ret);
+  case CL_PROGRAM_BINARIES: {
+    if (value && size < sizeof(unsigned char *))
+      return CL_INVALID_VALUE;
+    if (value && *(unsigned char **)value)
+      memcpy(*(unsigned char **)value, p->il, p->il_size);
+    if (size_ret)
+      *size_ret = sizeof(unsigned char *);
+    return CL_SUCCESS;
+  }
+  case CL_PROGRAM_CONTEXT:
+    return stub_return(&p->context, sizeof(p->context), size, value, size_ret);
+  case CL_PROGRAM_REFERENCE_COUNT:
+    return stub_return(&p->refs, sizeof(p->refs), size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
+  }
+}
+
+static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p) {
   if (--p->refs == 0) {
     stub_ReleaseContext(p->context);
     free(p->il);
@@ -285,46 +424,47 @@ static cl_int stub_probe(void) { return STUB_PROBE_RESULT; }
 
 STUB_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
                                                       cl_platform_id *platforms,
-                                                      cl_uint *num_platforms)
-{
+                                                      cl_uint *num_platforms) {
   return stub_GetPlatformIDs(num_entries, platforms, num_platforms);
 }
 
-static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name)
-{
+static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name) {
   if (!strcmp(name, "clIcdGetPlatformIDsKHR"))
     return (void *)clIcdGetPlatformIDsKHR;
   if (!strcmp(name, "clGetPlatformInfo")) /* ocl-icd asks for it this way at load */
     return (void *)stub_GetPlatformInfo;
   if (!strcmp(name, STUB_PROBE_FUNCTION))
     return (void *)stub_probe;
+  if (!strcmp(name, STUB_LAST_BUILD_OPTIONS_FUNCTION))
+    return (void *)stub_LastBuildOptions;
   return NULL;
 }
 
 static void *CL_API_CALL stub_GetExtensionFunctionAddressForPlatform(cl_platform_id p,
-                                                                     const char *name)
-{
+                                                                     const char *name) {
   (void)p;
   return stub_GetExtensionFunctionAddress(name);
 }
 
-STUB_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
-{
+STUB_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name) {
   return stub_GetExtensionFunctionAddress(name);
 }
 
-__attribute__((constructor)) static void stub_init(void)
-{
+__attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clGetPlatformIDs = stub_GetPlatformIDs;
   stub_dispatch.clGetPlatformInfo = stub_GetPlatformInfo;
   stub_dispatch.clGetDeviceIDs = stub_GetDeviceIDs;
   stub_dispatch.clGetDeviceInfo = stub_GetDeviceInfo;
   stub_dispatch.clGetExtensionFunctionAddress = stub_GetExtensionFunctionAddress;
-  stub_dispatch.clGetExtensionFunctionAddressForPlatform = stub_GetExtensionFunctionAddressForPlatform;
+  stub_dispatch.clGetExtensionFunctionAddressForPlatform =
+      stub_GetExtensionFunctionAddressForPlatform;
   stub_dispatch.clCreateContext = stub_CreateContext;
   stub_dispatch.clGetContextInfo = stub_GetContextInfo;
   stub_dispatch.clReleaseContext = stub_ReleaseContext;
   stub_dispatch.clCreateProgramWithIL = stub_CreateProgramWithIL;
   stub_dispatch.clGetProgramInfo = stub_GetProgramInfo;
+  stub_dispatch.clCreateProgramWithBinary = stub_CreateProgramWithBinary;
+  stub_dispatch.clBuildProgram = stub_BuildProgram;
+  stub_dispatch.clGetProgramBuildInfo = stub_GetProgramBuildInfo;
   stub_dispatch.clReleaseProgram = stub_ReleaseProgram;
 }

@@ -6,6 +6,14 @@
  *                            device 1 "stub-spirv" (SPIR-V 1.0/1.2, answers
  *                            CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR).
  * Platform 1 ("cldm stub B"): device 2 "stub-legacy" (OpenCL 1.2: IL query is invalid).
+ *
+ * Built with STUB_NVIDIA (libcldm_stub_nv_icd.so), the stub is an NVIDIA-like driver instead:
+ * one platform ("cldm stub NVIDIA"), one device "stub-nv" with NVIDIA's vendor id, no IL
+ * (CL_DEVICE_IL_VERSION is "", clCreateProgramWithIL fails as NVIDIA's driver does), compute
+ * capability STUB_NV_CC_MAJOR.STUB_NV_CC_MINOR, and programs from binaries that it keeps
+ * byte for byte (CL_PROGRAM_BINARIES returns them) and "builds" when they look like PTX
+ * (".version" and ".target" present); the options of the last build are returned by the
+ * extension function STUB_LAST_BUILD_OPTIONS_FUNCTION (const char *(void)).
  */
 #ifndef CLDM_STUB_ICD_H
 #define CLDM_STUB_ICD_H
@@ -20,5 +28,13 @@
 #define STUB_SPIRV_SET0 "OpenCL.std"
 #define STUB_PROBE_FUNCTION "clStubProbeEXT" /* served by the stub for both platforms */
 #define STUB_PROBE_RESULT 0x5157
+
+#define STUB_NV_PLATFORM_EXTENSIONS "cl_khr_icd cl_nv_device_attribute_query"
+#define STUB_NV_DEVICE_EXTENSIONS                                                                  \
+  "cl_khr_global_int32_base_atomics cl_khr_int64_base_atomics cl_khr_int64_extended_atomics "      \
+  "cl_nv_device_attribute_query "
+#define STUB_NV_CC_MAJOR 9u
+#define STUB_NV_CC_MINOR 0u
+#define STUB_LAST_BUILD_OPTIONS_FUNCTION "clStubLastBuildOptionsEXT"
 
 #endif

@@ -16,30 +16,29 @@
 
 static clSetDeviceHeapSizeEXT_fn set_heap_size;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
   cl_platform_id pa = NULL;
   cldm_cl_find_device("stub-spirv", NULL, &pa);
-  set_heap_size = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(pa, "clSetDeviceHeapSizeEXT");
+  set_heap_size = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      pa, "clSetDeviceHeapSizeEXT");
   return set_heap_size ? 0 : -1;
 }
 
-static size_t heap_size(cl_device_id d)
-{
+static size_t heap_size(cl_device_id d) {
   size_t v = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
   return v;
 }
 
-static void test_invalid_devices(void **state)
-{
+static void test_invalid_devices(void **state) {
   assert_int_equal(set_heap_size(NULL, 16u << 20), CL_INVALID_DEVICE);
-  assert_int_equal(set_heap_size(cldm_cl_find_device("stub-plain", NULL, NULL), 16u << 20), CL_INVALID_DEVICE);
-  assert_int_equal(set_heap_size(cldm_cl_find_device("stub-legacy", NULL, NULL), 16u << 20), CL_INVALID_DEVICE);
+  assert_int_equal(set_heap_size(cldm_cl_find_device("stub-plain", NULL, NULL), 16u << 20),
+                   CL_INVALID_DEVICE);
+  assert_int_equal(set_heap_size(cldm_cl_find_device("stub-legacy", NULL, NULL), 16u << 20),
+                   CL_INVALID_DEVICE);
 }
 
-static void test_invalid_sizes(void **state)
-{
+static void test_invalid_sizes(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t before = heap_size(d);
   assert_int_equal(set_heap_size(d, 0), CL_INVALID_VALUE);
@@ -49,8 +48,7 @@ static void test_invalid_sizes(void **state)
   assert_int_equal(heap_size(d), before);
 }
 
-static void test_valid_sizes(void **state)
-{
+static void test_valid_sizes(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   assert_int_equal(set_heap_size(d, CL_DEVICE_HEAP_SIZE_MIN_EXT), CL_SUCCESS);
   assert_int_equal(heap_size(d), CL_DEVICE_HEAP_SIZE_MIN_EXT);
@@ -63,8 +61,7 @@ static void test_valid_sizes(void **state)
   assert_int_equal(heap_size(d), 3u << 20);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_invalid_devices),
       cmocka_unit_test(test_invalid_sizes),

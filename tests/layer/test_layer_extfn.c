@@ -18,8 +18,7 @@
 static const char *const names[] = {"clSetDeviceHeapSizeEXT", "clGetDeviceHeapInfoEXT",
                                     "clEnqueueResetDeviceHeapEXT"};
 
-static void test_lookup_supported_platform(void **state)
-{
+static void test_lookup_supported_platform(void **state) {
   cl_platform_id pa = NULL;
   cldm_cl_find_device("stub-spirv", NULL, &pa);
   assert_non_null(pa);
@@ -28,27 +27,27 @@ static void test_lookup_supported_platform(void **state)
   void *alias = clGetExtensionFunctionAddressForPlatform(pa, "clSetDeviceHeapSize");
   assert_ptr_equal(alias, clGetExtensionFunctionAddressForPlatform(pa, "clSetDeviceHeapSizeEXT"));
   /* other names go down to the driver */
-  cl_int (*probe)(void) = (cl_int(*)(void))clGetExtensionFunctionAddressForPlatform(pa, STUB_PROBE_FUNCTION);
+  cl_int (*probe)(void) =
+      (cl_int(*)(void))clGetExtensionFunctionAddressForPlatform(pa, STUB_PROBE_FUNCTION);
   assert_non_null(probe);
   assert_int_equal(probe(), STUB_PROBE_RESULT);
   assert_null(clGetExtensionFunctionAddressForPlatform(pa, "clNoSuchFunctionEXT"));
   assert_null(clGetExtensionFunctionAddressForPlatform(pa, "clSetDeviceHeapSizeEXTX"));
 }
 
-static void test_lookup_transparent_platform(void **state)
-{
+static void test_lookup_transparent_platform(void **state) {
   cl_platform_id pb = NULL;
   cldm_cl_find_device("stub-legacy", NULL, &pb);
   assert_non_null(pb);
   for (int i = 0; i < 3; i++)
     assert_null(clGetExtensionFunctionAddressForPlatform(pb, names[i]));
-  cl_int (*probe)(void) = (cl_int(*)(void))clGetExtensionFunctionAddressForPlatform(pb, STUB_PROBE_FUNCTION);
+  cl_int (*probe)(void) =
+      (cl_int(*)(void))clGetExtensionFunctionAddressForPlatform(pb, STUB_PROBE_FUNCTION);
   assert_non_null(probe);
   assert_int_equal(probe(), STUB_PROBE_RESULT);
 }
 
-static void test_lookup_deprecated(void **state)
-{
+static void test_lookup_deprecated(void **state) {
   cl_platform_id pa = NULL;
   cldm_cl_find_device("stub-spirv", NULL, &pa);
   for (int i = 0; i < 3; i++)
@@ -59,21 +58,22 @@ static void test_lookup_deprecated(void **state)
   assert_null(clGetExtensionFunctionAddress("clNoSuchFunctionEXT"));
 }
 
-static void test_entry_points_reject_bad_queues(void **state)
-{
+static void test_entry_points_reject_bad_queues(void **state) {
   cl_platform_id pa = NULL;
   cldm_cl_find_device("stub-spirv", NULL, &pa);
   clGetDeviceHeapInfoEXT_fn info =
-      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(pa, "clGetDeviceHeapInfoEXT");
+      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(pa,
+                                                                          "clGetDeviceHeapInfoEXT");
   clEnqueueResetDeviceHeapEXT_fn reset =
-      (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(pa, "clEnqueueResetDeviceHeapEXT");
+      (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(
+          pa, "clEnqueueResetDeviceHeapEXT");
   cl_ulong v;
-  assert_int_equal(info(NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(v), &v, NULL), CL_INVALID_COMMAND_QUEUE);
+  assert_int_equal(info(NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(v), &v, NULL),
+                   CL_INVALID_COMMAND_QUEUE);
   assert_int_equal(reset(NULL, 0, NULL, NULL), CL_INVALID_COMMAND_QUEUE);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup_supported_platform),
       cmocka_unit_test(test_lookup_transparent_platform),

@@ -23,8 +23,8 @@
 
 #define CLDM_TEST_SLOT(fn) (offsetof(cl_icd_dispatch, fn) / sizeof(void *))
 typedef intptr_t test_layer_properties;
-typedef cl_int (*init_props_fn)(cl_uint, const cl_icd_dispatch *, cl_uint *, const cl_icd_dispatch **,
-                                const test_layer_properties *);
+typedef cl_int (*init_props_fn)(cl_uint, const cl_icd_dispatch *, cl_uint *,
+                                const cl_icd_dispatch **, const test_layer_properties *);
 typedef cl_int (*deinit_fn)(void);
 
 static const char *layer_path;
@@ -33,8 +33,7 @@ static void *layer;
 /* ---- a fake driver below the layer ------------------------------------------------------ */
 static int fake_dev_spirv, fake_dev_plain, fake_platform; /* addresses serve as handles */
 
-static cl_int fake_return(const void *src, size_t n, size_t size, void *value, size_t *ret)
-{
+static cl_int fake_return(const void *src, size_t n, size_t size, void *value, size_t *ret) {
   if (value && size < n)
     return CL_INVALID_VALUE;
   if (value)
@@ -45,8 +44,7 @@ static cl_int fake_return(const void *src, size_t n, size_t size, void *value, s
 }
 
 static cl_int CL_API_CALL fake_GetDeviceInfo(cl_device_id d, cl_device_info name, size_t size,
-                                             void *value, size_t *ret)
-{
+                                             void *value, size_t *ret) {
   int spirv = d == (cl_device_id)&fake_dev_spirv;
   switch (name) {
   case CL_DEVICE_TYPE: {
@@ -69,8 +67,7 @@ static cl_int CL_API_CALL fake_GetDeviceInfo(cl_device_id d, cl_device_info name
 }
 
 static cl_int CL_API_CALL fake_GetDeviceIDs(cl_platform_id p, cl_device_type t, cl_uint n,
-                                            cl_device_id *devs, cl_uint *num)
-{
+                                            cl_device_id *devs, cl_uint *num) {
   if (devs && n >= 2) {
     devs[0] = (cl_device_id)&fake_dev_plain;
     devs[1] = (cl_device_id)&fake_dev_spirv;
@@ -80,23 +77,20 @@ static cl_int CL_API_CALL fake_GetDeviceIDs(cl_platform_id p, cl_device_type t, 
   return CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL fake_GetPlatformInfo(cl_platform_id p, cl_platform_info name,
-                                               size_t size, void *value, size_t *ret)
-{
+static cl_int CL_API_CALL fake_GetPlatformInfo(cl_platform_id p, cl_platform_info name, size_t size,
+                                               void *value, size_t *ret) {
   if (name != CL_PLATFORM_EXTENSIONS)
     return CL_INVALID_VALUE;
   return fake_return("cl_khr_icd", 11, size, value, ret);
 }
 
 static int fake_probe;
-static void *CL_API_CALL fake_GetExtensionFunctionAddress(const char *name)
-{
+static void *CL_API_CALL fake_GetExtensionFunctionAddress(const char *name) {
   return strcmp(name, "clFakeEXT") ? NULL : &fake_probe;
 }
 
 /* A next table of `entries` slots ending right before a guard page. */
-static cl_icd_dispatch *guarded_table(cl_uint entries, void **map, size_t *map_size)
-{
+static cl_icd_dispatch *guarded_table(cl_uint entries, void **map, size_t *map_size) {
   long page = sysconf(_SC_PAGESIZE);
   size_t bytes = entries * sizeof(void *);
   size_t pages = (bytes + page - 1) / page;
@@ -120,19 +114,18 @@ static cl_icd_dispatch *guarded_table(cl_uint entries, void **map, size_t *map_s
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
-static void test_exports(void **state)
-{
-  const char *exported[] = {"clGetLayerInfo", "clInitLayer", "clInitLayerWithProperties", "clDeinitLayer"};
+static void test_exports(void **state) {
+  const char *exported[] = {"clGetLayerInfo", "clInitLayer", "clInitLayerWithProperties",
+                            "clDeinitLayer"};
   for (int i = 0; i < 4; i++)
     assert_non_null(dlsym(layer, exported[i]));
   /* internal functions stay hidden */
   assert_null(dlsym(layer, "clGetDeviceInfo_wrap"));
-  assert_null(dlsym(layer, "cldm_device_supported"));
+  assert_null(dlsym(layer, "cldm_device_snapshot"));
   assert_null(dlsym(layer, "clGetDeviceInfo"));
 }
 
-static void test_get_layer_info(void **state)
-{
+static void test_get_layer_info(void **state) {
   pfn_clGetLayerInfo info = (pfn_clGetLayerInfo)dlsym(layer, "clGetLayerInfo");
   cl_layer_api_version v = 0;
   size_t ret = 0;
@@ -149,8 +142,7 @@ static void test_get_layer_info(void **state)
   assert_int_equal(info(CL_LAYER_NAME, 0, NULL, NULL), CL_INVALID_VALUE);
 }
 
-static void check_table(cl_uint entries)
-{
+static void check_table(cl_uint entries) {
   pfn_clInitLayer init = (pfn_clInitLayer)dlsym(layer, "clInitLayer");
   void *map;
   size_t map_size;
@@ -166,13 +158,16 @@ static void check_table(cl_uint entries)
   /* A SPIR-V device gains the extension; another does not. */
   char buf[64];
   assert_int_equal(mine->clGetDeviceInfo((cl_device_id)&fake_dev_spirv, CL_DEVICE_EXTENSIONS,
-                                         sizeof(buf), buf, NULL), CL_SUCCESS);
+                                         sizeof(buf), buf, NULL),
+                   CL_SUCCESS);
   assert_string_equal(buf, "cl_a cl_b cl_ext_device_malloc");
   assert_int_equal(mine->clGetDeviceInfo((cl_device_id)&fake_dev_plain, CL_DEVICE_EXTENSIONS,
-                                         sizeof(buf), buf, NULL), CL_SUCCESS);
+                                         sizeof(buf), buf, NULL),
+                   CL_SUCCESS);
   assert_string_equal(buf, "cl_a cl_b");
   assert_int_equal(mine->clGetPlatformInfo((cl_platform_id)&fake_platform, CL_PLATFORM_EXTENSIONS,
-                                           sizeof(buf), buf, NULL), CL_SUCCESS);
+                                           sizeof(buf), buf, NULL),
+                   CL_SUCCESS);
   assert_string_equal(buf, "cl_khr_icd cl_ext_device_malloc");
 
   /* Extension lookups: ours always; the driver's only if its slot lies within the table. */
@@ -183,7 +178,8 @@ static void check_table(cl_uint entries)
   else
     assert_null(fake);
   /* clGetExtensionFunctionAddressForPlatform is NULL in the fake table (or beyond it). */
-  assert_null(mine->clGetExtensionFunctionAddressForPlatform((cl_platform_id)&fake_platform, "clFakeEXT"));
+  assert_null(
+      mine->clGetExtensionFunctionAddressForPlatform((cl_platform_id)&fake_platform, "clFakeEXT"));
   munmap(map, map_size);
 }
 
@@ -191,8 +187,7 @@ static void test_init_149(void **state) { check_table(149); }
 static void test_init_150(void **state) { check_table(150); }
 static void test_init_short(void **state) { check_table(60); }
 
-static void test_init_errors(void **state)
-{
+static void test_init_errors(void **state) {
   pfn_clInitLayer init = (pfn_clInitLayer)dlsym(layer, "clInitLayer");
   const cl_icd_dispatch *mine;
   cl_uint n;
@@ -203,8 +198,7 @@ static void test_init_errors(void **state)
   assert_int_equal(init(0, &next, &n, &mine), CL_INVALID_VALUE);
 }
 
-static void test_init_with_properties(void **state)
-{
+static void test_init_with_properties(void **state) {
   init_props_fn init = (init_props_fn)dlsym(layer, "clInitLayerWithProperties");
   deinit_fn deinit = (deinit_fn)dlsym(layer, "clDeinitLayer");
   void *map;
@@ -225,8 +219,7 @@ static void test_init_with_properties(void **state)
   munmap(map, map_size);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   layer_path = argv[1];

@@ -15,8 +15,7 @@
 
 #define KEYS 5000
 
-static void test_against_model(void **state)
-{
+static void test_against_model(void **state) {
   static void *model[KEYS];
   cldm_map m = CLDM_MAP_INIT;
   srand(12345);
@@ -50,8 +49,7 @@ static void test_against_model(void **state)
   free(m.slots);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_against_model)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,21 +19,18 @@
 static cl_platform_id platform;
 static cl_device_id device;
 
-static int setup(void **state)
-{
+static int setup(void **state) {
   device = cldm_cl_find_device(NULL, NULL, &platform);
   return device ? 0 : -1;
 }
 
-static void test_loader(void **state)
-{
+static void test_loader(void **state) {
   char why[4200];
   if (!cldm_test_loader_matches(why, sizeof(why)))
     fail_msg("%s", why);
 }
 
-static int count_words(const char *list, const char *word)
-{
+static int count_words(const char *list, const char *word) {
   int n = 0;
   size_t len = strlen(word);
   for (const char *p = list; (p = strstr(p, word)); p += len)
@@ -41,8 +38,7 @@ static int count_words(const char *list, const char *word)
   return n;
 }
 
-static void test_extension_reported(void **state)
-{
+static void test_extension_reported(void **state) {
   char *il = cldm_cl_device_info(device, CL_DEVICE_IL_VERSION, NULL);
   assert_non_null(strstr(il, "SPIR-V"));
   free(il);
@@ -65,26 +61,30 @@ static void test_extension_reported(void **state)
   free(v);
 }
 
-static void test_heap_size_entry_point(void **state)
-{
+static void test_heap_size_entry_point(void **state) {
   clSetDeviceHeapSizeEXT_fn set =
-      (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(platform, "clSetDeviceHeapSizeEXT");
+      (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
+                                                                          "clSetDeviceHeapSizeEXT");
   assert_non_null(set);
   cl_ulong max_alloc = 0;
-  assert_int_equal(clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, NULL), CL_SUCCESS);
+  assert_int_equal(
+      clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, NULL),
+      CL_SUCCESS);
   assert_int_equal(set(device, (size_t)max_alloc + 1), CL_INVALID_VALUE);
   assert_int_equal(set(device, 4u << 20), CL_SUCCESS);
   size_t v = 0;
-  assert_int_equal(clGetDeviceInfo(device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(device, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, NULL),
+                   CL_SUCCESS);
   assert_int_equal(v, 4u << 20);
 }
 
-static void test_heap_info_and_reset_without_heap(void **state)
-{
+static void test_heap_info_and_reset_without_heap(void **state) {
   clGetDeviceHeapInfoEXT_fn info =
-      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform, "clGetDeviceHeapInfoEXT");
+      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
+                                                                          "clGetDeviceHeapInfoEXT");
   clEnqueueResetDeviceHeapEXT_fn reset =
-      (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(platform, "clEnqueueResetDeviceHeapEXT");
+      (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(
+          platform, "clEnqueueResetDeviceHeapEXT");
   assert_non_null(info);
   assert_non_null(reset);
   cl_int err;
@@ -93,7 +93,8 @@ static void test_heap_info_and_reset_without_heap(void **state)
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);
   assert_int_equal(err, CL_SUCCESS);
   /* no heap yet: counters are 0 and no heap is created by asking (spec 1.3) */
-  for (cl_device_heap_info_ext p = CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT; p <= CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT; p++) {
+  for (cl_device_heap_info_ext p = CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT;
+       p <= CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT; p++) {
     cl_ulong v = 99;
     size_t ret = 0;
     assert_int_equal(info(q, p, sizeof(v), &v, &ret), CL_SUCCESS);
@@ -103,7 +104,8 @@ static void test_heap_info_and_reset_without_heap(void **state)
   cl_ulong size = 0;
   assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(size), &size, NULL), CL_SUCCESS);
   assert_true(size > 0 && size <= (4u << 20));
-  assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(size) - 1, &size, NULL), CL_INVALID_VALUE);
+  assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(size) - 1, &size, NULL),
+                   CL_INVALID_VALUE);
   assert_int_equal(info(q, 0x1234, sizeof(size), &size, NULL), CL_INVALID_VALUE);
   /* reset is an ordered command with an event */
   cl_event ev = NULL;
@@ -116,8 +118,7 @@ static void test_heap_info_and_reset_without_heap(void **state)
   clReleaseContext(ctx);
 }
 
-int main(void)
-{
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_loader),
       cmocka_unit_test(test_extension_reported),

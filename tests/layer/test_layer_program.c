@@ -20,15 +20,13 @@
 
 static const char *alloc_path, *noalloc_path;
 
-static void *read_file(const char *path, size_t *size)
-{
+static void *read_file(const char *path, size_t *size) {
   void *buf = cldm_file_read(path, size);
   assert_non_null(buf);
   return buf;
 }
 
-static int contains(const void *hay, size_t n, const char *needle)
-{
+static int contains(const void *hay, size_t n, const char *needle) {
   size_t m = strlen(needle);
   for (size_t i = 0; i + m <= n; i++)
     if (!memcmp((const char *)hay + i, needle, m))
@@ -38,8 +36,7 @@ static int contains(const void *hay, size_t n, const char *needle)
 
 /* What the driver (stub) got: it answers CL_PROGRAM_IL with its own copy; the layer answers
  * for lowered programs, so the stub's copy is reached through the driver's dispatch table. */
-static void *driver_il(cl_program p, size_t *size)
-{
+static void *driver_il(cl_program p, size_t *size) {
   const cl_icd_dispatch *driver = *(const cl_icd_dispatch *const *)p;
   assert_int_equal(driver->clGetProgramInfo(p, CL_PROGRAM_IL, 0, NULL, size), CL_SUCCESS);
   void *buf = malloc(*size);
@@ -47,8 +44,7 @@ static void *driver_il(cl_program p, size_t *size)
   return buf;
 }
 
-static cl_program create(const char *device, const void *il, size_t size, cl_context *ctx)
-{
+static cl_program create(const char *device, const void *il, size_t size, cl_context *ctx) {
   cl_device_id d = cldm_cl_find_device(device, NULL, NULL);
   assert_non_null(d);
   cl_int err;
@@ -60,8 +56,7 @@ static cl_program create(const char *device, const void *il, size_t size, cl_con
 }
 
 /* The driver of `device` receives the module at `path` exactly as the application gave it. */
-static void expect_passed_on_unchanged(const char *device, const char *path)
-{
+static void expect_passed_on_unchanged(const char *device, const char *path) {
   size_t size, got_size;
   void *il = read_file(path, &size);
   cl_context ctx;
@@ -75,13 +70,11 @@ static void expect_passed_on_unchanged(const char *device, const char *path)
   free(il);
 }
 
-static void test_no_spirv_device_untouched(void **state)
-{
+static void test_no_spirv_device_untouched(void **state) {
   expect_passed_on_unchanged("stub-plain", alloc_path);
 }
 
-static void test_spirv_device_lowered(void **state)
-{
+static void test_spirv_device_lowered(void **state) {
   size_t size, got_size, app_size;
   void *il = read_file(alloc_path, &size);
   assert_true(contains(il, size, "malloc"));
@@ -104,13 +97,18 @@ static void test_spirv_device_lowered(void **state)
   free(il);
 }
 
-static void test_spirv_device_non_allocating_untouched(void **state)
-{
+static void test_spirv_device_non_allocating_untouched(void **state) {
   expect_passed_on_unchanged("stub-spirv", noalloc_path);
 }
 
-int main(int argc, char **argv)
-{
+/* Devices that take SPIR-V (or none) never make the layer load its PTX translator, nor LLVM
+ * with it (the stub ICD loads no LLVM of its own). */
+static void test_no_llvm_without_nvidia(void **state) {
+  assert_false(cldm_test_mapped("libcldm-ptx"));
+  assert_false(cldm_test_mapped("libLLVM"));
+}
+
+int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
   alloc_path = argv[1];
@@ -119,6 +117,7 @@ int main(int argc, char **argv)
       cmocka_unit_test(test_no_spirv_device_untouched),
       cmocka_unit_test(test_spirv_device_lowered),
       cmocka_unit_test(test_spirv_device_non_allocating_untouched),
+      cmocka_unit_test(test_no_llvm_without_nvidia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,15 +23,13 @@
 
 static size_t expected_default_heap = CL_DEVICE_HEAP_SIZE_DEFAULT_EXT;
 
-static void test_loader(void **state)
-{
+static void test_loader(void **state) {
   char why[4200];
   if (!cldm_test_loader_matches(why, sizeof(why)))
     fail_msg("%s", why);
 }
 
-static void test_spirv_device_extensions(void **state)
-{
+static void test_spirv_device_extensions(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   assert_non_null(d);
   const char *want = STUB_DEVICE1_EXTENSIONS EXT " "; /* driver's trailing-space style kept */
@@ -53,18 +51,19 @@ static void test_spirv_device_extensions(void **state)
   assert_string_equal(buf, want);
 }
 
-static void test_spirv_device_extensions_with_version(void **state)
-{
+static void test_spirv_device_extensions_with_version(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t size = 0;
-  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, NULL, &size), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, 0, NULL, &size),
+                   CL_SUCCESS);
   assert_int_equal(size, 3 * sizeof(cl_name_version));
   cl_name_version v[4];
   memset(v, 0x5A, sizeof(v));
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, size - 1, v, NULL),
                    CL_INVALID_VALUE);
   assert_int_equal(((unsigned char *)v)[0], 0x5A);
-  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, sizeof(v), v, &size), CL_SUCCESS);
+  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, sizeof(v), v, &size),
+                   CL_SUCCESS);
   assert_int_equal(size, 3 * sizeof(cl_name_version));
   assert_string_equal(v[0].name, "cl_khr_il_program");
   assert_string_equal(v[1].name, "cl_stub_spirv");
@@ -72,38 +71,40 @@ static void test_spirv_device_extensions_with_version(void **state)
   assert_int_equal(v[2].version, CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION);
 }
 
-static void test_spirv_sets(void **state)
-{
+static void test_spirv_sets(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t size = 0;
-  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, 0, NULL, &size),
-                   CL_SUCCESS);
+  assert_int_equal(
+      clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, 0, NULL, &size),
+      CL_SUCCESS);
   assert_int_equal(size, 2 * sizeof(const char *));
   const char *sets[2] = {NULL, NULL};
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR,
-                                   sizeof(const char *), sets, NULL), CL_INVALID_VALUE);
+                                   sizeof(const char *), sets, NULL),
+                   CL_INVALID_VALUE);
   assert_null(sets[0]);
-  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, sizeof(sets),
-                                   sets, NULL), CL_SUCCESS);
+  assert_int_equal(
+      clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, sizeof(sets), sets, NULL),
+      CL_SUCCESS);
   assert_string_equal(sets[0], STUB_SPIRV_SET0);
   assert_string_equal(sets[1], CL_EXT_DEVICE_MALLOC_SPIRV_EXT_INST_SET);
 }
 
-static void test_heap_size_query(void **state)
-{
+static void test_heap_size_query(void **state) {
   cl_device_id d = cldm_cl_find_device("stub-spirv", NULL, NULL);
   size_t v = 0, ret = 0;
   assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v), &v, &ret), CL_SUCCESS);
   assert_int_equal(ret, sizeof(size_t));
   assert_int_equal(v, expected_default_heap);
-  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v) - 1, &v, NULL), CL_INVALID_VALUE);
+  assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(v) - 1, &v, NULL),
+                   CL_INVALID_VALUE);
 }
 
 /* Devices without SPIR-V: every answer is the driver's. */
-static void test_transparent_devices(void **state)
-{
-  static const struct { const char *name, *ext; } devs[] = {
-      {"stub-plain", STUB_DEVICE0_EXTENSIONS}, {"stub-legacy", STUB_DEVICE2_EXTENSIONS}};
+static void test_transparent_devices(void **state) {
+  static const struct {
+    const char *name, *ext;
+  } devs[] = {{"stub-plain", STUB_DEVICE0_EXTENSIONS}, {"stub-legacy", STUB_DEVICE2_EXTENSIONS}};
   for (int i = 0; i < 2; i++) {
     cl_device_id d = cldm_cl_find_device(devs[i].name, NULL, NULL);
     assert_non_null(d);
@@ -118,18 +119,20 @@ static void test_transparent_devices(void **state)
       assert_string_not_equal(v[k].name, EXT);
     free(v);
     size_t hs;
-    assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(hs), &hs, NULL), CL_INVALID_VALUE);
-    assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, 0, NULL, &size),
+    assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_HEAP_SIZE_EXT, sizeof(hs), &hs, NULL),
                      CL_INVALID_VALUE);
+    assert_int_equal(
+        clGetDeviceInfo(d, CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR, 0, NULL, &size),
+        CL_INVALID_VALUE);
   }
   /* the legacy device's IL query stays invalid */
   size_t size;
-  assert_int_equal(clGetDeviceInfo(cldm_cl_find_device("stub-legacy", NULL, NULL), CL_DEVICE_IL_VERSION,
-                                   0, NULL, &size), CL_INVALID_VALUE);
+  assert_int_equal(clGetDeviceInfo(cldm_cl_find_device("stub-legacy", NULL, NULL),
+                                   CL_DEVICE_IL_VERSION, 0, NULL, &size),
+                   CL_INVALID_VALUE);
 }
 
-static void test_platforms(void **state)
-{
+static void test_platforms(void **state) {
   cl_platform_id pa = NULL, pb = NULL;
   cldm_cl_find_device("stub-spirv", NULL, &pa);
   cldm_cl_find_device("stub-legacy", NULL, &pb);
@@ -155,8 +158,7 @@ static void test_platforms(void **state)
   free(v);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   if (argc > 1)
     expected_default_heap = strtoull(argv[1], NULL, 0);
   const struct CMUnitTest tests[] = {

@@ -77,8 +77,7 @@ static void allocator_blocks_reordered(void **state) {
   cldm_spirv_allocator alloc = {.words64 = a, .num_words64 = asize / 4};
   void *out = NULL;
   cldm_spirv_error err;
-  assert_int_equal(cldm_spirv_lower(in, size, &alloc, &out, &out_size, NULL, &err),
-                   CLDM_SPIRV_OK);
+  assert_int_equal(cldm_spirv_lower(in, size, &alloc, &out, &out_size, NULL, &err), CLDM_SPIRV_OK);
   st_assert_valid(out, out_size, "module lowered with a badly ordered allocator");
   free(out);
   free(in);

@@ -26,8 +26,8 @@ static uint32_t *module(const char *extra_head, const char *functions, size_t *s
   char pre[1024] = "", post[2048] = "", text[8192], copy[2048];
   snprintf(copy, sizeof copy, "%s", extra_head);
   for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
-    char *dst = !strncmp(line, "OpCapability", 12) || !strncmp(line, "OpExtension", 11) ? pre
-                                                                                        : post;
+    char *dst =
+        !strncmp(line, "OpCapability", 12) || !strncmp(line, "OpExtension", 11) ? pre : post;
     strcat(dst, line);
     strcat(dst, "\n");
   }
@@ -45,8 +45,7 @@ static uint32_t *module(const char *extra_head, const char *functions, size_t *s
   snprintf(text, sizeof text,
            "%s%sOpMemoryModel Physical64 OpenCL\n%sOpName %%leaf \"leaf\"\n%s"
            "OpDecorate %%malloc LinkageAttributes \"malloc\" Import\n%s%.*s%s%s",
-           head, pre, names, decos, types, (int)(first - functions), functions, malloc_decl,
-           first);
+           head, pre, names, decos, types, (int)(first - functions), functions, malloc_decl, first);
   return st_asm(text, size);
 }
 
@@ -56,10 +55,14 @@ static cldm_spirv_status graph(const uint32_t *w, size_t size, cldm_spirv_module
                                cldm_spirv_error *err) {
   memset(cg, 0, sizeof *cg);
   cldm_spirv_status st = cldm_spirv_module_parse(m, w, size, err);
-  if (!st) st = cldm_spirv_detect_uses(m, d, err);
-  if (!st) st = cldm_spirv_check(m, d->drop, err);
-  if (!st) st = cldm_spirv_detect_sites(m, d, err);
-  if (!st) st = cldm_spirv_callgraph_build(m, d, cg, err);
+  if (!st)
+    st = cldm_spirv_detect_uses(m, d, err);
+  if (!st)
+    st = cldm_spirv_check(m, d->drop, err);
+  if (!st)
+    st = cldm_spirv_detect_sites(m, d, err);
+  if (!st)
+    st = cldm_spirv_callgraph_build(m, d, cg, err);
   return st;
 }
 
@@ -69,8 +72,7 @@ static void release(cldm_spirv_module *m, cldm_spirv_detect *d, cldm_spirv_callg
   cldm_spirv_module_free(m);
 }
 
-static int allocates(const cldm_spirv_module *m, const cldm_spirv_callgraph *cg,
-                     const char *name) {
+static int allocates(const cldm_spirv_module *m, const cldm_spirv_callgraph *cg, const char *name) {
   char buf[32];
   for (uint32_t f = 0; f < m->nfn; f++)
     if (!strcmp(cldm_spirv_name_of(m, m->fn[f].id, buf, sizeof buf), name))

@@ -114,10 +114,10 @@ static void function_address_recorded(void **state) {
   assert_int_equal(cldm_spirv_module_parse(&m, w, size, NULL), CLDM_SPIRV_OK);
   assert_int_equal(cldm_spirv_check(&m, NULL, NULL), CLDM_SPIRV_OK);
   assert_int_equal(m.nfn, 3);
-  assert_int_equal(m.fn_addr_taken[0], 0);                        /* g: only called */
-  assert_int_not_equal(m.fn_addr_taken[1], 0);                    /* h: address taken */
+  assert_int_equal(m.fn_addr_taken[0], 0);     /* g: only called */
+  assert_int_not_equal(m.fn_addr_taken[1], 0); /* h: address taken */
   assert_int_equal(m.inst[m.fn_addr_taken[1] - 1].op, SpvOpConstantFunctionPointerINTEL);
-  assert_int_equal(m.fn_addr_taken[2], 0);                        /* k: entry point */
+  assert_int_equal(m.fn_addr_taken[2], 0); /* k: entry point */
   cldm_spirv_module_free(&m);
   free(w);
 }

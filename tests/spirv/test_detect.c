@@ -10,15 +10,15 @@
 #include "internal.h"
 #include "spirv_test.h"
 
-#define HEAD                                                                                   \
-  "OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\nOpCapability Int64\n"    \
+#define HEAD                                                                                       \
+  "OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\nOpCapability Int64\n"        \
   "OpCapability Int8\nOpCapability Int16\nOpCapability GenericPointer\n"
-#define TYPES                                                                                  \
-  "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ushort = OpTypeInt 16 0\n"                     \
-  "%uint = OpTypeInt 32 0\n%ulong = OpTypeInt 64 0\n%float = OpTypeFloat 32\n"                 \
-  "%p = OpTypePointer CrossWorkgroup %uchar\n%gp = OpTypePointer Generic %uint\n"              \
-  "%fk = OpTypeFunction %void %p\n"                                                            \
-  "%c16 = OpConstant %ulong 16\n%c4 = OpConstant %uint 4\n%c2 = OpConstant %ushort 2\n"        \
+#define TYPES                                                                                      \
+  "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ushort = OpTypeInt 16 0\n"                         \
+  "%uint = OpTypeInt 32 0\n%ulong = OpTypeInt 64 0\n%float = OpTypeFloat 32\n"                     \
+  "%p = OpTypePointer CrossWorkgroup %uchar\n%gp = OpTypePointer Generic %uint\n"                  \
+  "%fk = OpTypeFunction %void %p\n"                                                                \
+  "%c16 = OpConstant %ulong 16\n%c4 = OpConstant %uint 4\n%c2 = OpConstant %ushort 2\n"            \
   "%cf = OpConstant %float 1.5\n%null = OpConstantNull %gp\n"
 #define KERNEL_BEGIN "%k = OpFunction %void None %fk\n%out = OpFunctionParameter %p\n%l = OpLabel\n"
 #define KERNEL_END "OpReturn\nOpFunctionEnd\n"
@@ -93,7 +93,8 @@ static void extension_alone_allocates(void **state) {
   size_t size;
   uint32_t *w = st_asm("OpCapability Addresses\nOpCapability Kernel\n"
                        "OpExtension \"SPV_EXT_device_malloc\"\n"
-                       "OpMemoryModel Physical64 OpenCL\n", &size);
+                       "OpMemoryModel Physical64 OpenCL\n",
+                       &size);
   cldm_spirv_module m;
   cldm_spirv_detect d;
   assert_int_equal(detect(w, size, &m, &d, NULL), CLDM_SPIRV_OK);

@@ -28,9 +28,9 @@ typedef enum { BUMP, DEVICE } allocator_kind;
 typedef struct run_case {
   const char *source, *kernel;
   int n;
-  long extra;          /* third argument of k_size64 */
+  long extra; /* third argument of k_size64 */
   int (*expect)(int gid, int n);
-  int frees_per_item;  /* balanced kernels free what they allocate */
+  int frees_per_item; /* balanced kernels free what they allocate */
 } run_case;
 
 static int sum_i(int g, int n) { return g * n * (n - 1) / 2; }
@@ -92,8 +92,8 @@ static void allocator_for(allocator_kind kind, cldm_spirv_allocator *a, cl_mem *
   if (kind == BUMP) {
     *a = *st_bump_allocator();
     uint32_t *h = calloc(1, HEAP_BYTES);
-    h[0] = 64;          /* next: the arena starts after the header */
-    h[1] = HEAP_BYTES;  /* limit */
+    h[0] = 64;         /* next: the arena starts after the header */
+    h[1] = HEAP_BYTES; /* limit */
     *heap = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, HEAP_BYTES, h, &e);
     free(h);
     assert_int_equal(e, CL_SUCCESS);
@@ -125,8 +125,7 @@ static void allocator_for(allocator_kind kind, cldm_spirv_allocator *a, cl_mem *
   free(img);
 }
 
-static cl_program build_with(const void *il, size_t size, const char *what,
-                             const char *options) {
+static cl_program build_with(const void *il, size_t size, const char *what, const char *options) {
   cl_int e;
   cl_program p = clCreateProgramWithIL(ctx, il, size, &e);
   if (e != CL_SUCCESS)
@@ -170,8 +169,8 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
   assert_int_equal(nargs, k->num_user_args + (cl_uint)k->takes_heap); /* no layer to hide it */
   int host[GLOBAL];
   memset(host, 0xAB, sizeof host);
-  cl_mem outbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host,
-                                 host, &e);
+  cl_mem outbuf =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &e);
   assert_int_equal(clSetKernelArg(kernel, 0, sizeof outbuf, &outbuf), CL_SUCCESS);
   assert_int_equal(clSetKernelArg(kernel, 1, sizeof c->n, &c->n), CL_SUCCESS);
   if (k->num_user_args == 3) {
@@ -183,8 +182,7 @@ static void run(const run_case *c, const char *file, allocator_kind kind) {
   size_t global = GLOBAL;
   assert_int_equal(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL),
                    CL_SUCCESS);
-  assert_int_equal(clEnqueueReadBuffer(queue, outbuf, CL_TRUE, 0, sizeof host, host, 0, NULL,
-                                       NULL),
+  assert_int_equal(clEnqueueReadBuffer(queue, outbuf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
                    CL_SUCCESS);
   for (int g = 0; g < GLOBAL; g++)
     if (host[g] != c->expect(g, c->n))
@@ -269,9 +267,9 @@ static void argument_info(void **state) {
                        CL_SUCCESS);
       assert_string_equal(name, types[i]);
       cl_kernel_arg_address_qualifier aq;
-      assert_int_equal(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq,
-                                          NULL),
-                       CL_SUCCESS);
+      assert_int_equal(
+          clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL),
+          CL_SUCCESS);
       assert_int_equal(aq, i == 1 ? CL_KERNEL_ARG_ADDRESS_PRIVATE : CL_KERNEL_ARG_ADDRESS_GLOBAL);
     }
     clReleaseKernel(k);

@@ -1,9 +1,12 @@
 /*
  * test_link.c — linking the allocator (layer/spirv/src/link.c): types and constants unified
  * with the user's (no duplicates), capabilities merged, imports shared, exports stripped and
- * Linkage dropped when nothing needs it; every allocator problem reported as E_ALLOCATOR; and
- * the real allocator modules of device/ link into modules that validate.
+ * Linkage dropped when nothing needs it; every allocator problem reported as E_ALLOCATOR; a
+ * parsed allocator (cldm_spirv_allocator_parse) lowers exactly as its words do, also from
+ * several threads at once; and the real allocator modules of device/ link into
+ * modules that validate.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +131,7 @@ static void expect_allocator_error(const cldm_spirv_allocator *a, const char *in
 static void allocator_errors(void **state) {
   const cldm_spirv_allocator *bump = st_bump_allocator();
   cldm_spirv_allocator a = {.words32 = bump->words32, .num_words32 = bump->num_words32};
-  expect_allocator_error(&a, "alloc64.spv",
-                         "word 0: no allocator module for Physical64 was given");
+  expect_allocator_error(&a, "alloc64.spv", "word 0: no allocator module for Physical64 was given");
   expect_allocator_error(NULL, "alloc32.spv",
                          "word 0: no allocator module for Physical32 was given");
   /* the Physical32 allocator handed over as the Physical64 one */
@@ -186,7 +188,8 @@ static void allocator_contract(void **state) {
   char msg[200];
   snprintf(msg, sizeof msg,
            "word %zu: allocator module: cldm_malloc parameter 2 has the wrong type (contract: "
-           "size_t)", at);
+           "size_t)",
+           at);
   cldm_spirv_allocator a = {.words64 = a64, .num_words64 = asize / 4};
   expect_allocator_error(&a, only_malloc, msg);
   free(a64);
@@ -255,13 +258,118 @@ static void allocator_globals_in_interface(void **state) {
   free(aw);
 }
 
+/* Inputs lowered with the parsed bump allocator and with its words. */
+static const char *const parsed_inputs[] = {"alloc64.spv",
+                                            "alloc32.spv",
+                                            "helper_two_kernels.O0.spir64.spv",
+                                            "helper_two_kernels.O0.spir.spv",
+                                            "calloc_realloc.O2.spir64.spv",
+                                            "kernel_alloc.O0.spir64.v14.spv",
+                                            "existing_types.O2.spir64.spv"};
+#define NUM_PARSED_INPUTS (sizeof parsed_inputs / sizeof parsed_inputs[0])
+
+typedef struct parsed_job {
+  const cldm_spirv_allocator *allocator;
+  void *in[NUM_PARSED_INPUTS], *expected[NUM_PARSED_INPUTS];
+  size_t in_size[NUM_PARSED_INPUTS], expected_size[NUM_PARSED_INPUTS];
+  int mismatches;
+} parsed_job;
+
+/* Lowers every input a few times with job->allocator; counts outputs that differ. */
+static void *lower_all(void *arg) {
+  parsed_job *job = arg;
+  int bad = 0;
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < NUM_PARSED_INPUTS; i++) {
+      void *out = NULL;
+      size_t out_size = 0;
+      if (cldm_spirv_lower(job->in[i], job->in_size[i], job->allocator, &out, &out_size, NULL,
+                           NULL) != CLDM_SPIRV_OK ||
+          out_size != job->expected_size[i] || memcmp(out, job->expected[i], out_size))
+        bad++;
+      free(out);
+    }
+  __atomic_add_fetch(&job->mismatches, bad, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+static void parsed_allocator_as_words(void **state) {
+  const cldm_spirv_allocator *bump = st_bump_allocator();
+  cldm_spirv_parsed_allocator *p32 = NULL, *p64 = NULL;
+  assert_int_equal(cldm_spirv_allocator_parse(bump->words32, bump->num_words32, &p32, NULL),
+                   CLDM_SPIRV_OK);
+  assert_int_equal(cldm_spirv_allocator_parse(bump->words64, bump->num_words64, &p64, NULL),
+                   CLDM_SPIRV_OK);
+  assert_non_null(p32);
+  assert_non_null(p64);
+  cldm_spirv_allocator parsed = {.parsed32 = p32, .parsed64 = p64};
+  parsed_job job = {.allocator = &parsed};
+  for (size_t i = 0; i < NUM_PARSED_INPUTS; i++) {
+    job.in[i] = st_data(parsed_inputs[i], &job.in_size[i]);
+    cldm_spirv_report a, b;
+    job.expected[i] = st_lower(job.in[i], job.in_size[i], &job.expected_size[i], &a);
+    void *out = NULL;
+    size_t out_size = 0;
+    assert_int_equal(
+        cldm_spirv_lower(job.in[i], job.in_size[i], &parsed, &out, &out_size, &b, NULL),
+        CLDM_SPIRV_OK);
+    assert_int_equal(out_size, job.expected_size[i]);
+    assert_memory_equal(out, job.expected[i], out_size);
+    assert_int_equal(a.num_kernels, b.num_kernels);
+    for (size_t k = 0; k < a.num_kernels; k++)
+      assert_int_equal(a.kernels[k].heap_arg_index, b.kernels[k].heap_arg_index);
+    cldm_spirv_report_free(&a);
+    cldm_spirv_report_free(&b);
+    free(out);
+  }
+  /* four threads share the two parsed allocators */
+  pthread_t th[4];
+  for (int t = 0; t < 4; t++)
+    assert_int_equal(pthread_create(&th[t], NULL, lower_all, &job), 0);
+  for (int t = 0; t < 4; t++)
+    pthread_join(th[t], NULL);
+  assert_int_equal(job.mismatches, 0);
+  /* the parsed form is used instead of the words (here: the wrong ones) */
+  cldm_spirv_allocator mixed = {
+      .words64 = bump->words32, .num_words64 = bump->num_words32, .parsed32 = p32, .parsed64 = p64};
+  job.allocator = &mixed;
+  lower_all(&job);
+  assert_int_equal(job.mismatches, 0);
+  /* the errors lowering with the words gives */
+  cldm_spirv_allocator only32 = {.parsed32 = p32};
+  expect_allocator_error(&only32, "alloc64.spv",
+                         "word 0: no allocator module for Physical64 was given");
+  cldm_spirv_allocator swapped = {.parsed64 = p32};
+  expect_allocator_error(&swapped, "alloc64.spv",
+                         "word 0: allocator module: its addressing model 1 differs from the "
+                         "module's 2");
+  uint32_t *copy = malloc(bump->num_words64 * 4);
+  memcpy(copy, bump->words64, bump->num_words64 * 4);
+  copy[0] = 0x12345678;
+  cldm_spirv_parsed_allocator *bad = p64;
+  cldm_spirv_error err;
+  assert_int_equal(cldm_spirv_allocator_parse(copy, bump->num_words64, &bad, &err),
+                   CLDM_SPIRV_E_ALLOCATOR);
+  assert_null(bad);
+  assert_string_equal(err.message, "word 0: allocator module: bad magic number 0x12345678 "
+                                   "(SPIR-V is 0x07230203)");
+  free(copy);
+  for (size_t i = 0; i < NUM_PARSED_INPUTS; i++) {
+    free(job.in[i]);
+    free(job.expected[i]);
+  }
+  cldm_spirv_allocator_free(p32);
+  cldm_spirv_allocator_free(p64);
+  cldm_spirv_allocator_free(NULL);
+}
+
 static void real_allocator_modules(void **state) {
   size_t count;
   const cldm_device_module *mods = cldm_device_modules(&count);
   assert_true(count >= 2);
   for (size_t i = 0; i < count; i++) {
-    const char *input = mods[i].address_bits == 32 ? "calloc_realloc.O2.spir.spv"
-                                                   : "calloc_realloc.O2.spir64.spv";
+    const char *input =
+        mods[i].address_bits == 32 ? "calloc_realloc.O2.spir.spv" : "calloc_realloc.O2.spir64.spv";
     const char *base = mods[i].address_bits == 32 ? "helper_two_kernels.O0.spir.spv"
                                                   : "helper_two_kernels.O0.spir64.spv";
     cldm_spirv_allocator a = {0};
@@ -297,13 +405,10 @@ static void real_allocator_modules(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(unified_and_merged),
-      cmocka_unit_test(shared_stand_in),
-      cmocka_unit_test(linkage_dropped),
-      cmocka_unit_test(allocator_errors),
-      cmocka_unit_test(allocator_contract),
-      cmocka_unit_test(allocator_globals_in_interface),
-      cmocka_unit_test(real_allocator_modules),
+      cmocka_unit_test(unified_and_merged),        cmocka_unit_test(shared_stand_in),
+      cmocka_unit_test(linkage_dropped),           cmocka_unit_test(allocator_errors),
+      cmocka_unit_test(allocator_contract),        cmocka_unit_test(allocator_globals_in_interface),
+      cmocka_unit_test(parsed_allocator_as_words), cmocka_unit_test(real_allocator_modules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

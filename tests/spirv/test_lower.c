@@ -28,7 +28,8 @@ typedef struct source {
 
 static const source sources[] = {
     {"kernel_alloc", 1, {{"k_malloc", 2, 1}, {"k_plain", 2, 0}}},
-    {"helper_two_kernels", 1,
+    {"helper_two_kernels",
+     1,
      {{"k_helper_a", 2, 1}, {"k_helper_b", 2, 1}, {"k_calls_kernel", 2, 1}, {"k_plain", 2, 0}}},
     {"two_level", 1, {{"k_two_level", 2, 1}, {"k_plain", 2, 0}}},
     {"calloc_realloc", 1, {{"k_calloc", 2, 1}, {"k_realloc", 2, 1}, {"k_aligned", 2, 1}}},
@@ -41,8 +42,8 @@ static const source sources[] = {
     {"alloc32", 0, {{"k32", 2, 1}}},
 };
 
-static const char *const variants[] = {"O0.spir", "O0.spir64", "O2.spir", "O2.spir64",
-                                       "c22.spirv32", "c22.spirv64"};
+static const char *const variants[] = {"O0.spir",   "O0.spir64",   "O2.spir",
+                                       "O2.spir64", "c22.spirv32", "c22.spirv64"};
 
 static unsigned checked, validated;
 
@@ -83,11 +84,11 @@ static void check_one(const source *src, const char *file, int input_valid) {
   void *out = st_lower(in, size, &out_size, &r);
   assert_non_null(out);
   assert_int_equal(r.allocates, 1);
-  assert_int_equal(r.forms, strstr(file, ".ext.") ? CLDM_SPIRV_FORM_EXTINST
-                                                   : CLDM_SPIRV_FORM_IMPORT);
-  assert_int_equal(r.address_bits,
-                   strstr(file, "spir64") || strstr(file, "spirv64") || !strcmp(src->name, "alloc64")
-                       ? 64 : 32);
+  assert_int_equal(r.forms,
+                   strstr(file, ".ext.") ? CLDM_SPIRV_FORM_EXTINST : CLDM_SPIRV_FORM_IMPORT);
+  assert_int_equal(
+      r.address_bits,
+      strstr(file, "spir64") || strstr(file, "spirv64") || !strcmp(src->name, "alloc64") ? 64 : 32);
   size_t nk = 0;
   while (nk < 5 && src->k[nk].name)
     nk++;
@@ -113,8 +114,7 @@ static void check_one(const source *src, const char *file, int input_valid) {
     char types[16][16];
     int n = st_kernel_params(l, k->name, types, 16);
     if (n != k->args + k->heap)
-      fail_msg("%s: kernel %s has %d parameters, expected %d", file, k->name, n,
-               k->args + k->heap);
+      fail_msg("%s: kernel %s has %d parameters, expected %d", file, k->name, n, k->args + k->heap);
     if (k->heap)
       assert_true(st_is_heap_type(l, types[n - 1]));
     check_arg_strings(l, k);
@@ -126,9 +126,9 @@ static void check_one(const source *src, const char *file, int input_valid) {
   void *again = (void *)1;
   size_t again_size = 1;
   cldm_spirv_error err;
-  assert_int_equal(cldm_spirv_lower(out, out_size, st_bump_allocator(), &again, &again_size,
-                                    NULL, &err),
-                   CLDM_SPIRV_OK);
+  assert_int_equal(
+      cldm_spirv_lower(out, out_size, st_bump_allocator(), &again, &again_size, NULL, &err),
+      CLDM_SPIRV_OK);
   assert_null(again);
   cldm_spirv_report_free(&r);
   free(out);
@@ -188,8 +188,7 @@ static void not_allocating(void **state) {
   cldm_spirv_report_free(&r);
   /* the allocator modules themselves do not allocate */
   const cldm_spirv_allocator *a = st_bump_allocator();
-  assert_int_equal(cldm_spirv_lower(a->words64, a->num_words64 * 4, a, &out, &out_size, NULL,
-                                    NULL),
+  assert_int_equal(cldm_spirv_lower(a->words64, a->num_words64 * 4, a, &out, &out_size, NULL, NULL),
                    CLDM_SPIRV_OK);
   assert_null(out);
   free(w);

@@ -10,18 +10,17 @@
 #include "internal.h"
 #include "spirv_test.h"
 
-static const char minimal[] =
-    "OpCapability Addresses\n"
-    "OpCapability Kernel\n"
-    "OpMemoryModel Physical64 OpenCL\n"
-    "OpEntryPoint Kernel %k \"k\"\n"
-    "OpName %k \"k\"\n"
-    "%void = OpTypeVoid\n"
-    "%ft = OpTypeFunction %void\n"
-    "%k = OpFunction %void None %ft\n"
-    "%l = OpLabel\n"
-    "OpReturn\n"
-    "OpFunctionEnd\n";
+static const char minimal[] = "OpCapability Addresses\n"
+                              "OpCapability Kernel\n"
+                              "OpMemoryModel Physical64 OpenCL\n"
+                              "OpEntryPoint Kernel %k \"k\"\n"
+                              "OpName %k \"k\"\n"
+                              "%void = OpTypeVoid\n"
+                              "%ft = OpTypeFunction %void\n"
+                              "%k = OpFunction %void None %ft\n"
+                              "%l = OpLabel\n"
+                              "OpReturn\n"
+                              "OpFunctionEnd\n";
 
 /* Parses `words`, expects failure with status and message, frees. */
 static void expect_error(const void *words, size_t size, cldm_spirv_status status,
@@ -110,9 +109,8 @@ static void truncated(void **state) {
   uint32_t *w = st_asm(minimal, &size);
   char msg[160];
   /* not a whole number of words */
-  snprintf(msg, sizeof msg,
-           "word %zu: module size %zu bytes is not a multiple of 4 (truncated?)", (size - 2) / 4,
-           size - 2);
+  snprintf(msg, sizeof msg, "word %zu: module size %zu bytes is not a multiple of 4 (truncated?)",
+           (size - 2) / 4, size - 2);
   expect_error(w, size - 2, CLDM_SPIRV_E_MALFORMED, msg);
   /* shorter than the header */
   expect_error(w, 12, CLDM_SPIRV_E_MALFORMED,
@@ -168,9 +166,8 @@ static void ids_and_bound(void **state) {
   size_t fn = st_find_op(w, size / 4, SpvOpFunction, 0);
   saved = w[fn + 1];
   w[fn + 1] = bound + 7;
-  snprintf(msg, sizeof msg,
-           "word %zu: OpFunction: result type id %u is not below the id bound %u", fn + 1,
-           bound + 7, bound);
+  snprintf(msg, sizeof msg, "word %zu: OpFunction: result type id %u is not below the id bound %u",
+           fn + 1, bound + 7, bound);
   expect_error(w, size, CLDM_SPIRV_E_MALFORMED, msg);
   w[fn + 1] = saved;
   /* an id defined twice */
@@ -206,8 +203,7 @@ static void layout_order(void **state) {
                    CLDM_SPIRV_E_MALFORMED,
                    "word 14: OpName is out of the logical layout order: it belongs to the debug "
                    "names section, which ends before the types, constants and global variables");
-  expect_asm_error("OpCapability Addresses\n%void = OpTypeVoid\n",
-                   CLDM_SPIRV_E_MALFORMED,
+  expect_asm_error("OpCapability Addresses\n%void = OpTypeVoid\n", CLDM_SPIRV_E_MALFORMED,
                    "word 7: OpTypeVoid before OpMemoryModel (the module has none)");
   expect_asm_error("OpCapability Addresses\nOpCapability Kernel\n", CLDM_SPIRV_E_MALFORMED,
                    "word 9: module has no OpMemoryModel");
@@ -225,8 +221,8 @@ static void function_structure(void **state) {
   char msg[160];
   snprintf(text, sizeof text, "%s%%f = OpFunction %%void None %%ft\n%%l = OpLabel\nOpFunctionEnd\n",
            head);
-  snprintf(msg, sizeof msg,
-           "word %zu: OpFunctionEnd inside a block: the block has no terminator", base + 7);
+  snprintf(msg, sizeof msg, "word %zu: OpFunctionEnd inside a block: the block has no terminator",
+           base + 7);
   expect_asm_error(text, CLDM_SPIRV_E_MALFORMED, msg);
   snprintf(text, sizeof text, "%s%%f = OpFunction %%void None %%ft\nOpReturn\nOpFunctionEnd\n",
            head);
@@ -243,8 +239,8 @@ static void function_structure(void **state) {
            "%s%%f = OpFunction %%void None %%ft\n%%g = OpFunction %%void None %%ft\n"
            "OpFunctionEnd\n",
            head);
-  snprintf(msg, sizeof msg,
-           "word %zu: OpFunction inside another function (missing OpFunctionEnd)", base + 5);
+  snprintf(msg, sizeof msg, "word %zu: OpFunction inside another function (missing OpFunctionEnd)",
+           base + 5);
   expect_asm_error(text, CLDM_SPIRV_E_MALFORMED, msg);
   snprintf(text, sizeof text, "%sOpFunctionEnd\n", head);
   snprintf(msg, sizeof msg, "word %zu: OpFunctionEnd outside a function", base);
@@ -252,8 +248,7 @@ static void function_structure(void **state) {
   /* entry point naming something that is not a function */
   expect_asm_error("OpCapability Kernel\nOpMemoryModel Physical64 OpenCL\n"
                    "OpEntryPoint Kernel %void \"k\"\n%void = OpTypeVoid\n",
-                   CLDM_SPIRV_E_MALFORMED,
-                   "word 12: OpEntryPoint \"k\": %1 is not a function");
+                   CLDM_SPIRV_E_MALFORMED, "word 12: OpEntryPoint \"k\": %1 is not a function");
 }
 
 int main(void) {

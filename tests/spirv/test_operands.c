@@ -64,8 +64,10 @@ static const char head[] =
 
 static void decoration_with_string_and_enum(void **state) {
   char text[2048];
-  snprintf(text, sizeof text, "%s%%f = OpFunction %%void None %%ft\n%%a = OpFunctionParameter %%p\n"
-                              "%%b = OpFunctionParameter %%ulong\nOpFunctionEnd\n", head);
+  snprintf(text, sizeof text,
+           "%s%%f = OpFunction %%void None %%ft\n%%a = OpFunctionParameter %%p\n"
+           "%%b = OpFunctionParameter %%ulong\nOpFunctionEnd\n",
+           head);
   seen s;
   assert_int_equal(walk_nth(text, SpvOpDecorate, 0, &s, NULL), CLDM_SPIRV_OK);
   assert_int_equal(s.n, 4);
@@ -86,13 +88,12 @@ static void decoration_with_string_and_enum(void **state) {
   expect(&s, 2, CLDM_SPIRV_KIND_LiteralContextDependentNumber, 3, 2, 0);
 }
 
-static const char body[] =
-    "%%f = OpFunction %%void None %%ft\n%%a = OpFunctionParameter %%p\n"
-    "%%b = OpFunctionParameter %%ulong\n%%l = OpLabel\n"
-    "%%x = OpLoad %%uint %%a Volatile|Aligned 4\n"
-    "%%y = OpExtInst %%v4 %%std vloadn %%b %%a 4\n"
-    "OpSwitch %%b %%d 1 %%e 8589934592 %%d\n"
-    "%%e = OpLabel\nOpBranch %%d\n%%d = OpLabel\nOpReturn\nOpFunctionEnd\n";
+static const char body[] = "%%f = OpFunction %%void None %%ft\n%%a = OpFunctionParameter %%p\n"
+                           "%%b = OpFunctionParameter %%ulong\n%%l = OpLabel\n"
+                           "%%x = OpLoad %%uint %%a Volatile|Aligned 4\n"
+                           "%%y = OpExtInst %%v4 %%std vloadn %%b %%a 4\n"
+                           "OpSwitch %%b %%d 1 %%e 8589934592 %%d\n"
+                           "%%e = OpLabel\nOpBranch %%d\n%%d = OpLabel\nOpReturn\nOpFunctionEnd\n";
 
 static void memory_access_extinst_switch(void **state) {
   char text[4096], b[1024];
@@ -157,7 +158,8 @@ static void malformed_operands(void **state) {
   /* OpTypeInt without its signedness word (module: 5 header + 2 + 3 words before it) */
   uint32_t int3[] = {SpvOpTypeInt | 3u << 16, 7, 32};
   assert_int_equal(walk_raw(int3, 3, &err), CLDM_SPIRV_E_MALFORMED);
-  assert_string_equal(err.message, "word 10: OpTypeInt has 3 words: operand LiteralInteger is missing");
+  assert_string_equal(err.message,
+                      "word 10: OpTypeInt has 3 words: operand LiteralInteger is missing");
   /* OpTypeVoid with a word left over */
   uint32_t void3[] = {SpvOpTypeVoid | 3u << 16, 7, 99};
   assert_int_equal(walk_raw(void3, 3, &err), CLDM_SPIRV_E_MALFORMED);

@@ -52,8 +52,8 @@ static void import_to_extinst(void **state) {
   unsigned imports;
   uint32_t set = set_import(out, n, &imports);
   assert_int_equal(imports, 1);
-  assert_int_equal(set, in[3]);         /* a new id at the old bound */
-  assert_int_equal(out[3], in[3] + 1);  /* bound grown by one */
+  assert_int_equal(set, in[3]);        /* a new id at the old bound */
+  assert_int_equal(out[3], in[3] + 1); /* bound grown by one */
   /* 7 calls became 7 OpExtInst of the set; the 5 declarations are gone */
   assert_int_equal(count_op(out, n, SpvOpExtInst), 7);
   assert_int_equal(count_op(out, n, SpvOpFunction), 3);

@@ -84,6 +84,38 @@ static void linkage_lists(void **state) {
   free(in);
 }
 
+/* Appending (a linked program's report): kernels and allocating exports of each input, in
+ * order, as copies; the destination's other fields untouched. */
+static void append_merges_copies(void **state) {
+  size_t size;
+  void *in = st_data("helper_two_kernels.O0.spir64.spv", &size);
+  cldm_spirv_report r;
+  assert_int_equal(cldm_spirv_inspect(in, size, &r, NULL), CLDM_SPIRV_OK);
+  cldm_spirv_report m;
+  memset(&m, 0, sizeof m);
+  assert_int_equal(cldm_spirv_report_append(&m, &r, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(cldm_spirv_report_append(&m, &r, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(m.num_kernels, 2 * r.num_kernels);
+  assert_int_equal(m.num_heap_exports, 2 * r.num_heap_exports);
+  for (size_t i = 0; i < m.num_kernels; i++) {
+    const cldm_spirv_kernel *k = &r.kernels[i % r.num_kernels];
+    assert_string_equal(m.kernels[i].name, k->name);
+    assert_ptr_not_equal(m.kernels[i].name, k->name);
+    assert_int_equal(m.kernels[i].takes_heap, k->takes_heap);
+    assert_int_equal(m.kernels[i].num_user_args, k->num_user_args);
+    assert_int_equal(m.kernels[i].heap_arg_index, k->heap_arg_index);
+  }
+  for (size_t i = 0; i < m.num_heap_exports; i++)
+    assert_string_equal(m.heap_exports[i], r.heap_exports[i % r.num_heap_exports]);
+  assert_int_equal(m.allocates, 0);
+  assert_int_equal(m.num_imports, 0);
+  cldm_spirv_report_free(&r); /* the copies outlive their source */
+  assert_string_equal(m.kernels[0].name, "k_helper_a");
+  cldm_spirv_report_free(&m);
+  assert_int_equal(m.num_kernels, 0);
+  free(in);
+}
+
 static void status_names(void **state) {
   assert_string_equal(cldm_spirv_status_name(CLDM_SPIRV_OK), "OK");
   assert_string_equal(cldm_spirv_status_name(CLDM_SPIRV_E_MALFORMED), "E_MALFORMED");
@@ -105,6 +137,7 @@ int main(void) {
       cmocka_unit_test(inspect_and_lower_agree),
       cmocka_unit_test(kernels_in_entry_point_order),
       cmocka_unit_test(linkage_lists),
+      cmocka_unit_test(append_merges_copies),
       cmocka_unit_test(status_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

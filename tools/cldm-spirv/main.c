@@ -4,8 +4,10 @@
  *   raise  Import-linkage malloc/free/... calls into SPV_EXT_device_malloc instructions
  *   info   which kernels allocate, which form is used, hidden-argument indices
  *   dis    a listing that knows SPV_EXT_device_malloc (spirv-dis rejects the unknown set)
+ *   ptx    PTX for NVIDIA's OpenCL driver through the PTX backend (layer/ptx), lowering first
+ *          when the module allocates
  * Exit status: 0 success, 1 the module was rejected (message names the word offset),
- * 2 usage error, 3 I/O error, 4 no usable allocator module.
+ * 2 usage error, 3 I/O error, 4 no usable allocator module, 5 PTX backend unavailable.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,8 +19,11 @@
 #include "cldm_spirv_dis.h"
 #include "cldm_device.h"
 #include "cldm_file.h"
+#ifdef CLDM_SPIRV_HAVE_PTX
+#include "cldm_ptx.h"
+#endif
 
-enum { EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_ALLOCATOR = 4 };
+enum { EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_IO = 3, EXIT_ALLOCATOR = 4, EXIT_NO_PTX = 5 };
 
 static const char usage_text[] =
     "usage: cldm-spirv COMMAND [options] INPUT.spv\n"
@@ -37,8 +42,18 @@ static const char usage_text[] =
     "  dis [-o OUT] [--malloc-only]\n"
     "                   text listing; --malloc-only prints only the set's instructions and\n"
     "                   calls of the Import-form functions, with word offsets\n"
+    "  ptx [-o OUT.ptx] [--sm NN] [--options \"BUILD OPTIONS\"] [--allocator FILE.spv]...\n"
+    "        [--features LIST]\n"
+    "                   PTX text for NVIDIA's OpenCL driver (clCreateProgramWithBinary):\n"
+    "                   --sm gives the compute capability (86 = 8.6, default; 90 for an\n"
+    "                   H200: LLVM 15 emits sm_86 PTX for anything newer), --options the\n"
+    "                   clBuildProgram options (-cl-opt-disable turns optimisation off).\n"
+    "                   A module that allocates is lowered first, with the allocator\n"
+    "                   variant of --features (default none: OpenCL 1.2 atomics and fences,\n"
+    "                   the only variant the PTX path compiles correctly)\n"
     "INPUT or OUT may be '-' for stdin/stdout. Binary output is not written to a terminal.\n"
-    "exit status: 0 ok, 1 module rejected, 2 usage, 3 I/O error, 4 no usable allocator\n";
+    "exit status: 0 ok, 1 module rejected, 2 usage, 3 I/O error, 4 no usable allocator,\n"
+    "5 PTX backend unavailable (not built, or libclc missing)\n";
 
 static const char *prog = "cldm-spirv";
 
@@ -95,6 +110,7 @@ typedef struct options {
   const char *allocators[4];
   int nallocators;
   const char *features;
+  const char *sm, *build_options;
   int malloc_only;
 } options;
 
@@ -104,7 +120,8 @@ static int parse_args(int argc, char **argv, options *o) {
   o->command = argv[1];
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "-o") || !strcmp(a, "--allocator") || !strcmp(a, "--features")) {
+    if (!strcmp(a, "-o") || !strcmp(a, "--allocator") || !strcmp(a, "--features") ||
+        !strcmp(a, "--sm") || !strcmp(a, "--options")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "%s: %s needs an argument\n", prog, a);
         return EXIT_USAGE;
@@ -114,6 +131,10 @@ static int parse_args(int argc, char **argv, options *o) {
         o->output = v;
       else if (!strcmp(a, "--features"))
         o->features = v;
+      else if (!strcmp(a, "--sm"))
+        o->sm = v;
+      else if (!strcmp(a, "--options"))
+        o->build_options = v;
       else if (o->nallocators < 4)
         o->allocators[o->nallocators++] = v;
       else
@@ -172,10 +193,14 @@ static int load_allocators(const options *o, allocators *al) {
     char list[256];
     snprintf(list, sizeof list, "%s", o->features);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-      if (!strcmp(t, "cl20")) features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
-      else if (!strcmp(t, "int64")) features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
-      else if (!strcmp(t, "subgroups")) features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
-      else if (!strcmp(t, "generic")) features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
+      if (!strcmp(t, "cl20"))
+        features |= CLDM_DEVICE_FEATURE_CL20_ATOMICS;
+      else if (!strcmp(t, "int64"))
+        features |= CLDM_DEVICE_FEATURE_INT64_ATOMICS;
+      else if (!strcmp(t, "subgroups"))
+        features |= CLDM_DEVICE_FEATURE_SUBGROUPS;
+      else if (!strcmp(t, "generic"))
+        features |= CLDM_DEVICE_FEATURE_GENERIC_AS;
       else if (strcmp(t, "none")) {
         fprintf(stderr, "%s: unknown feature '%s'\n", prog, t);
         return EXIT_USAGE;
@@ -242,7 +267,8 @@ static int cmd_info(const options *o, const void *in, size_t size) {
                                                     : "other");
   printf("allocates: %s", r.allocates ? "yes" : "no");
   if (r.allocates)
-    printf(" (forms:%s%s)", r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
+    printf(" (forms:%s%s)",
+           r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
            r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "");
   printf("\nkernels: %zu\n", r.num_kernels);
   for (size_t i = 0; i < r.num_kernels; i++) {
@@ -271,9 +297,95 @@ static int cmd_dis(const options *o, const void *in, size_t size) {
   return rc;
 }
 
+#ifdef CLDM_SPIRV_HAVE_PTX
+/* --sm: "86", "sm_86" or "8.6" -> compute capability. */
+static int parse_sm(const char *s, unsigned *major, unsigned *minor) {
+  if (!strncmp(s, "sm_", 3))
+    s += 3;
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (end != s && *end == '.' && end[1] >= '0' && end[1] <= '9' && !end[2]) {
+    *major = (unsigned)v;
+    *minor = (unsigned)(end[1] - '0');
+    return v < 100 ? 0 : -1;
+  }
+  if (end == s || *end || v < 10 || v > 999)
+    return -1;
+  *major = (unsigned)(v / 10);
+  *minor = (unsigned)(v % 10);
+  return 0;
+}
+#endif
+
+static int cmd_ptx(const options *o, const void *in, size_t size) {
+#ifndef CLDM_SPIRV_HAVE_PTX
+  (void)o, (void)in, (void)size;
+  fprintf(stderr, "%s: this build has no PTX backend (LLVM 15 development files were missing)\n",
+          prog);
+  return EXIT_NO_PTX;
+#else
+  cldm_ptx_target t = {8, 6, o->build_options};
+  if (o->sm && parse_sm(o->sm, &t.cc_major, &t.cc_minor))
+    return usage_error("--sm takes a compute capability such as 86, sm_90 or 9.0");
+  const cldm_ptx_api *api = cldm_ptx_get_api(CLDM_PTX_API_VERSION);
+  if (!api) {
+    fprintf(stderr, "%s: the PTX backend does not offer API version %u\n", prog,
+            CLDM_PTX_API_VERSION);
+    return EXIT_NO_PTX;
+  }
+  void *lowered = NULL;
+  size_t lowered_size = 0;
+  cldm_spirv_report r;
+  cldm_spirv_error err;
+  if (cldm_spirv_inspect(in, size, &r, &err))
+    return rejected(o->input, &err);
+  int allocates = r.allocates;
+  cldm_spirv_report_free(&r);
+  int rc = 0;
+  if (allocates) {
+    options lo = *o;
+    if (!lo.features)
+      lo.features = "none";
+    allocators al = {0};
+    rc = load_allocators(&lo, &al);
+    if (!rc && cldm_spirv_lower(in, size, &al.a, &lowered, &lowered_size, NULL, &err))
+      rc = rejected(o->input, &err);
+    for (int i = 0; i < 4; i++)
+      free(al.data[i]);
+    if (rc)
+      return rc;
+  }
+  char *ptx = NULL, *log = NULL;
+  size_t ptx_size = 0;
+  cldm_ptx_status st = api->translate(lowered ? lowered : in, lowered ? lowered_size : size, &t,
+                                      &ptx, &ptx_size, &log);
+  free(lowered);
+  if (st) {
+    fprintf(stderr, "%s: %s: %s\n%s", prog, o->input, api->status_name(st), log ? log : "");
+    rc = st == CLDM_PTX_E_LIBCLC || st == CLDM_PTX_E_NOMEM ? EXIT_NO_PTX : EXIT_REJECTED;
+  } else {
+    FILE *f = o->output && strcmp(o->output, "-") ? fopen(o->output, "w") : stdout;
+    if (!f) {
+      fprintf(stderr, "%s: cannot create %s: %s\n", prog, o->output, strerror(errno));
+      rc = EXIT_IO;
+    } else {
+      int bad = fwrite(ptx, 1, ptx_size, f) != ptx_size;
+      bad |= f != stdout ? fclose(f) != 0 : fflush(f) != 0;
+      if (bad) {
+        fprintf(stderr, "%s: cannot write %s\n", prog, o->output ? o->output : "stdout");
+        rc = EXIT_IO;
+      }
+    }
+  }
+  api->free_result(ptx);
+  api->free_result(log);
+  return rc;
+#endif
+}
+
 int main(int argc, char **argv) {
-  if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-                    !strcmp(argv[1], "help"))) {
+  if (argc >= 2 &&
+      (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
     fputs(usage_text, stdout);
     return 0;
   }
@@ -281,12 +393,12 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc)
     return rc;
-  int (*cmd)(const options *, const void *, size_t) =
-      !strcmp(o.command, "lower")   ? cmd_lower
-      : !strcmp(o.command, "raise") ? cmd_raise
-      : !strcmp(o.command, "info")  ? cmd_info
-      : !strcmp(o.command, "dis")   ? cmd_dis
-                                    : NULL;
+  int (*cmd)(const options *, const void *, size_t) = !strcmp(o.command, "lower")   ? cmd_lower
+                                                      : !strcmp(o.command, "raise") ? cmd_raise
+                                                      : !strcmp(o.command, "info")  ? cmd_info
+                                                      : !strcmp(o.command, "dis")   ? cmd_dis
+                                                      : !strcmp(o.command, "ptx")   ? cmd_ptx
+                                                                                    : NULL;
   if (!cmd) {
     fprintf(stderr, "%s: unknown command '%s'\n%s", prog, o.command, usage_text);
     return EXIT_USAGE;

@@ -32,18 +32,18 @@ extern "C" {
 
 typedef enum cldm_spirv_status {
   CLDM_SPIRV_OK = 0,
-  CLDM_SPIRV_E_MALFORMED,    /* not well-formed SPIR-V: magic, bounds, word counts, ids, sections */
-  CLDM_SPIRV_E_INVALID,      /* well-formed, but breaks spec 2 (operand types, unknown number) */
-  CLDM_SPIRV_E_UNSUPPORTED,  /* valid but cannot be lowered: recursion, function pointers,
-                                missing function bodies, addressing model, ... */
-  CLDM_SPIRV_E_ALLOCATOR,    /* the allocator module given is unusable */
+  CLDM_SPIRV_E_MALFORMED,   /* not well-formed SPIR-V: magic, bounds, word counts, ids, sections */
+  CLDM_SPIRV_E_INVALID,     /* well-formed, but breaks spec 2 (operand types, unknown number) */
+  CLDM_SPIRV_E_UNSUPPORTED, /* valid but cannot be lowered: recursion, function pointers,
+                               missing function bodies, addressing model, ... */
+  CLDM_SPIRV_E_ALLOCATOR,   /* the allocator module given is unusable */
   CLDM_SPIRV_E_NOMEM
 } cldm_spirv_status;
 
 typedef struct cldm_spirv_error {
   cldm_spirv_status status;
-  size_t word_offset;        /* word index in the input where the problem was found */
-  char message[256];         /* one line, no trailing newline */
+  size_t word_offset; /* word index in the input where the problem was found */
+  char message[256];  /* one line, no trailing newline */
 } cldm_spirv_error;
 
 /* Forms of allocation use found in a module (bit set). */
@@ -53,16 +53,16 @@ enum {
 };
 
 typedef struct cldm_spirv_kernel {
-  char *name;                /* entry point name (OpEntryPoint Kernel) */
-  int takes_heap;            /* 1 if the lowered kernel has the hidden heap argument */
-  uint32_t num_user_args;    /* arguments the application sees */
-  uint32_t heap_arg_index;   /* == num_user_args when takes_heap, else UINT32_MAX */
+  char *name;              /* entry point name (OpEntryPoint Kernel) */
+  int takes_heap;          /* 1 if the lowered kernel has the hidden heap argument */
+  uint32_t num_user_args;  /* arguments the application sees */
+  uint32_t heap_arg_index; /* == num_user_args when takes_heap, else UINT32_MAX */
 } cldm_spirv_kernel;
 
 typedef struct cldm_spirv_report {
-  int allocates;             /* 1 if the module uses spec 2 in any form */
-  unsigned forms;            /* CLDM_SPIRV_FORM_* */
-  unsigned address_bits;     /* 32 or 64 (addressing model) */
+  int allocates;         /* 1 if the module uses spec 2 in any form */
+  unsigned forms;        /* CLDM_SPIRV_FORM_* */
+  unsigned address_bits; /* 32 or 64 (addressing model) */
   size_t num_kernels;
   cldm_spirv_kernel *kernels;
   /* Linking across modules (spec 1.5): names of the functions this module exports
@@ -74,13 +74,43 @@ typedef struct cldm_spirv_report {
   char **imports;
 } cldm_spirv_report;
 
+/* Ownership: a filled report owns its arrays and strings (malloc'd); its holder frees them
+ * once, with cldm_spirv_report_free, which leaves the report zeroed. Assigning the struct moves
+ * that ownership when the source is then zeroed (or simply dropped) instead of freed. A
+ * zeroed report is a valid empty one. */
 void cldm_spirv_report_free(cldm_spirv_report *report);
 
-/* Allocator modules to link, by addressing model (spec 3.2). Either may be NULL when the caller
- * knows the input's width; lowering a module whose width has no allocator is E_ALLOCATOR. */
+/* Appends copies of src's kernels and allocating exports to dst (a zeroed or filled report):
+ * what a program linked from several modules offers. dst's other fields are left as they are.
+ * On E_NOMEM dst holds part of the copies and is still freed with cldm_spirv_report_free. */
+cldm_spirv_status cldm_spirv_report_append(cldm_spirv_report *dst, const cldm_spirv_report *src,
+                                           cldm_spirv_error *err);
+
+/* An allocator module parsed and checked once (header, layout, ids, every operand), to lower
+ * many modules against it without parsing it again. Never modified after
+ * cldm_spirv_allocator_parse made it: any number of threads may lower with one at once. The
+ * checks that depend on the module being lowered (addressing and memory model, the exports it
+ * needs) still happen when it is lowered. */
+typedef struct cldm_spirv_parsed_allocator cldm_spirv_parsed_allocator;
+
+/* Parses and checks an allocator module (device/include/cldm_device.h's contract; bytes as for
+ * every input). Problems are E_ALLOCATOR, with the messages lowering with its words would give;
+ * *out is NULL then. Freed with cldm_spirv_allocator_free. */
+cldm_spirv_status cldm_spirv_allocator_parse(const uint32_t *words, size_t num_words,
+                                             cldm_spirv_parsed_allocator **out,
+                                             cldm_spirv_error *err);
+void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator);
+
+/* Allocator modules to link, by addressing model (spec 3.2): the words, or (where not NULL,
+ * used instead of the words) the same module parsed. Either width may be missing when the
+ * caller knows the input's width; lowering a module whose width has no allocator is
+ * E_ALLOCATOR. */
 typedef struct cldm_spirv_allocator {
-  const uint32_t *words32; size_t num_words32;   /* Physical32 */
-  const uint32_t *words64; size_t num_words64;   /* Physical64 */
+  const uint32_t *words32;
+  size_t num_words32; /* Physical32 */
+  const uint32_t *words64;
+  size_t num_words64; /* Physical64 */
+  const cldm_spirv_parsed_allocator *parsed32, *parsed64;
 } cldm_spirv_allocator;
 
 /* Parses the module and fills `report` (kernels, forms; takes_heap says which kernels WOULD take

@@ -24,8 +24,8 @@ enum {
  * extended instructions by name, strings quoted, each line prefixed by "<word offset>: " when
  * CLDM_SPIRV_DIS_ONLY_MALLOC is set. Returns OK, or the first error found (what precedes it has
  * been printed). */
-cldm_spirv_status cldm_spirv_disassemble(const void *bytes, size_t size, FILE *out,
-                                         unsigned flags, cldm_spirv_error *err);
+cldm_spirv_status cldm_spirv_disassemble(const void *bytes, size_t size, FILE *out, unsigned flags,
+                                         cldm_spirv_error *err);
 
 #ifdef __cplusplus
 }

@@ -73,8 +73,8 @@ static const uint32_t *successors(const cldm_spirv_module *m, uint32_t ii, uint3
   }
 }
 
-int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f,
-                          uint32_t *order, uint32_t *n) {
+int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f, uint32_t *order,
+                          uint32_t *n) {
   *n = 0;
   if (!f->body)
     return 0;
@@ -112,8 +112,8 @@ int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function 
       continue;
     }
     uint32_t i = next[top - 1]++;
-    uint32_t label = extra != CLDM_SPIRV_NONE ? (i == 0 ? extra : succ[(i - 1) * stride])
-                                              : succ[i * stride];
+    uint32_t label =
+        extra != CLDM_SPIRV_NONE ? (i == 0 ? extra : succ[(i - 1) * stride]) : succ[i * stride];
     uint32_t s = block_of(m, b, nb, label);
     if (s == CLDM_SPIRV_NONE || seen[s])
       continue;

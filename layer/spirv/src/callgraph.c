@@ -158,9 +158,8 @@ static cldm_spirv_status find_recursion(const cldm_spirv_module *m, const graph 
   return st;
 }
 
-cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m,
-                                             const cldm_spirv_detect *d, cldm_spirv_callgraph *cg,
-                                             cldm_spirv_error *err) {
+cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const cldm_spirv_detect *d,
+                                             cldm_spirv_callgraph *cg, cldm_spirv_error *err) {
   memset(cg, 0, sizeof *cg);
   for (uint32_t i = 0; i < m->nep; i++) {
     const cldm_spirv_function *f = &m->fn[m->ep[i].fn];

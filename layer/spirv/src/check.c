@@ -17,8 +17,10 @@
 static int function_use_allowed(const cldm_spirv_module *m, uint32_t ii, uint32_t pos) {
   const uint32_t *w = cldm_spirv_iw(m, ii);
   switch (m->inst[ii].op) {
-  case SpvOpFunctionCall: return pos == 3;
-  case SpvOpEntryPoint: return pos == 2;
+  case SpvOpFunctionCall:
+    return pos == 3;
+  case SpvOpEntryPoint:
+    return pos == 2;
   case SpvOpExecutionMode:
   case SpvOpExecutionModeId:
   case SpvOpName:
@@ -27,25 +29,34 @@ static int function_use_allowed(const cldm_spirv_module *m, uint32_t ii, uint32_
   case SpvOpDecorateId:
   case SpvOpDecorateString:
   case SpvOpMemberDecorate:
-  case SpvOpMemberDecorateString: return pos == 1;
+  case SpvOpMemberDecorateString:
+    return pos == 1;
   case SpvOpGroupDecorate:
-  case SpvOpGroupMemberDecorate: return pos >= 2;
+  case SpvOpGroupMemberDecorate:
+    return pos >= 2;
   case SpvOpExtInst: {
     uint32_t set = cldm_spirv_def_op(m, w[3]) == SpvOpExtInstImport ? m->ids[w[3]].aux : 0;
     return set == CLDM_SPIRV_EXTSET_OPENCL_DEBUGINFO_100 || set == CLDM_SPIRV_EXTSET_DEBUGINFO ||
            set == CLDM_SPIRV_EXTSET_NONSEMANTIC;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
 /* 1 if operand word pos of instruction ii is the target of a name or decoration. */
 static int annotation_target(const cldm_spirv_module *m, uint32_t ii, uint32_t pos) {
   switch (m->inst[ii].op) {
-  case SpvOpName: case SpvOpMemberName: case SpvOpDecorate: case SpvOpDecorateId:
-  case SpvOpDecorateString: case SpvOpMemberDecorate: case SpvOpMemberDecorateString:
+  case SpvOpName:
+  case SpvOpMemberName:
+  case SpvOpDecorate:
+  case SpvOpDecorateId:
+  case SpvOpDecorateString:
+  case SpvOpMemberDecorate:
+  case SpvOpMemberDecorateString:
     return pos == 1;
-  case SpvOpGroupDecorate: case SpvOpGroupMemberDecorate:
+  case SpvOpGroupDecorate:
+  case SpvOpGroupMemberDecorate:
     return pos >= 2;
   default:
     return 0;
@@ -60,12 +71,11 @@ static cldm_spirv_status dropped_use(const cldm_spirv_module *m, uint32_t ii, ui
     return CLDM_SPIRV_OK; /* functions: calls are sites, other uses take the address */
   if (def == SpvOpExtInstImport && op == SpvOpExtInst && pos == 3)
     return CLDM_SPIRV_OK;
-  return cldm_spirv_fail(err, def == SpvOpExtInstImport ? CLDM_SPIRV_E_INVALID
-                                                        : CLDM_SPIRV_E_MALFORMED,
-                         m->inst[ii].off + pos, "%s uses %%%u, %s", cldm_spirv_opname(op), id,
-                         def == SpvOpExtInstImport
-                             ? "the " CLDM_SPIRV_EXT_MALLOC_SET_NAME " import, as a value"
-                             : "a parameter of an Import-linkage declaration, outside it");
+  return cldm_spirv_fail(
+      err, def == SpvOpExtInstImport ? CLDM_SPIRV_E_INVALID : CLDM_SPIRV_E_MALFORMED,
+      m->inst[ii].off + pos, "%s uses %%%u, %s", cldm_spirv_opname(op), id,
+      def == SpvOpExtInstImport ? "the " CLDM_SPIRV_EXT_MALLOC_SET_NAME " import, as a value"
+                                : "a parameter of an Import-linkage declaration, outside it");
 }
 
 static cldm_spirv_status check_operand(void *ctx, const cldm_spirv_module *m, uint32_t ii,

@@ -117,10 +117,9 @@ cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
                            " without the Kernel capability (spec 2.1)");
   if (m->addressing != SpvAddressingModelPhysical32 &&
       m->addressing != SpvAddressingModelPhysical64)
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED,
-                           m->inst[m->sec[CLDM_SPIRV_SEC_MEMORYMODEL]].off + 1,
-                           "addressing model %u: spec 2.1 requires Physical32 or Physical64",
-                           m->addressing);
+    return cldm_spirv_fail(
+        err, CLDM_SPIRV_E_UNSUPPORTED, m->inst[m->sec[CLDM_SPIRV_SEC_MEMORYMODEL]].off + 1,
+        "addressing model %u: spec 2.1 requires Physical32 or Physical64", m->addressing);
   return CLDM_SPIRV_OK;
 }
 
@@ -185,8 +184,8 @@ static cldm_spirv_status add_site(cldm_spirv_detect *d, uint32_t ii, uint32_t f,
     d->sites = s;
     *cap = n;
   }
-  d->sites[d->nsites++] = (cldm_spirv_site){.ii = ii, .fn = f, .op = (uint8_t)op,
-                                            .form = (uint8_t)form};
+  d->sites[d->nsites++] =
+      (cldm_spirv_site){.ii = ii, .fn = f, .op = (uint8_t)op, .form = (uint8_t)form};
   return CLDM_SPIRV_OK;
 }
 
@@ -210,14 +209,12 @@ static cldm_spirv_status check_args(const cldm_spirv_module *m, unsigned op, con
   return CLDM_SPIRV_OK;
 }
 
-static cldm_spirv_status extinst_site(const cldm_spirv_module *m, cldm_spirv_detect *d,
-                                      uint32_t ii, uint32_t f, size_t *cap,
-                                      cldm_spirv_error *err) {
+static cldm_spirv_status extinst_site(const cldm_spirv_module *m, cldm_spirv_detect *d, uint32_t ii,
+                                      uint32_t f, size_t *cap, cldm_spirv_error *err) {
   const uint32_t *w = cldm_spirv_iw(m, ii);
   uint32_t wc = m->inst[ii].wc, off = m->inst[ii].off;
   if (wc < 5)
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_MALFORMED, off, "OpExtInst has %u words, needs 5",
-                           wc);
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_MALFORMED, off, "OpExtInst has %u words, needs 5", wc);
   uint32_t number = w[4];
   if (number == 0 || number > CLDM_SPIRV_EXT_MAX || !cldm_spirv_ext_names[number])
     return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, off + 4,
@@ -226,8 +223,7 @@ static cldm_spirv_status extinst_site(const cldm_spirv_module *m, cldm_spirv_det
                            number, (unsigned)CLDM_SPIRV_EXT_MAX);
   if (f == CLDM_SPIRV_NONE)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, off,
-                           "OpExtInst " CLDM_SPIRV_EXT_MALLOC_SET_NAME
-                           " %s outside a function",
+                           "OpExtInst " CLDM_SPIRV_EXT_MALLOC_SET_NAME " %s outside a function",
                            cldm_spirv_ext_names[number]);
   char what[80];
   snprintf(what, sizeof what, "OpExtInst " CLDM_SPIRV_EXT_MALLOC_SET_NAME " %s",

@@ -129,8 +129,8 @@ static int is_malloc_use(const cldm_spirv_module *m, const cldm_spirv_detect *d,
   return 0;
 }
 
-cldm_spirv_status cldm_spirv_disassemble(const void *bytes, size_t size, FILE *out,
-                                         unsigned flags, cldm_spirv_error *err) {
+cldm_spirv_status cldm_spirv_disassemble(const void *bytes, size_t size, FILE *out, unsigned flags,
+                                         cldm_spirv_error *err) {
   cldm_spirv_error_clear(err);
   cldm_spirv_module m;
   cldm_spirv_detect d = {0};

@@ -10,12 +10,18 @@
 
 const char *cldm_spirv_status_name(cldm_spirv_status status) {
   switch (status) {
-  case CLDM_SPIRV_OK: return "OK";
-  case CLDM_SPIRV_E_MALFORMED: return "E_MALFORMED";
-  case CLDM_SPIRV_E_INVALID: return "E_INVALID";
-  case CLDM_SPIRV_E_UNSUPPORTED: return "E_UNSUPPORTED";
-  case CLDM_SPIRV_E_ALLOCATOR: return "E_ALLOCATOR";
-  case CLDM_SPIRV_E_NOMEM: return "E_NOMEM";
+  case CLDM_SPIRV_OK:
+    return "OK";
+  case CLDM_SPIRV_E_MALFORMED:
+    return "E_MALFORMED";
+  case CLDM_SPIRV_E_INVALID:
+    return "E_INVALID";
+  case CLDM_SPIRV_E_UNSUPPORTED:
+    return "E_UNSUPPORTED";
+  case CLDM_SPIRV_E_ALLOCATOR:
+    return "E_ALLOCATOR";
+  case CLDM_SPIRV_E_NOMEM:
+    return "E_NOMEM";
   }
   return "E_UNKNOWN";
 }
@@ -51,14 +57,13 @@ cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_st
     if (h > 0 && (size_t)h < sizeof head && !strncmp(r, head, (size_t)h))
       r += h;
     snprintf(reason, sizeof reason, "%s", r);
-    cldm_spirv_fail(err, CLDM_SPIRV_E_ALLOCATOR, err->word_offset, "allocator module: %s",
-                    reason);
+    cldm_spirv_fail(err, CLDM_SPIRV_E_ALLOCATOR, err->word_offset, "allocator module: %s", reason);
   }
   return CLDM_SPIRV_E_ALLOCATOR;
 }
 
-cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
-                                               const char *fmt, ...) {
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word, const char *fmt,
+                                               ...) {
   char msg[200];
   va_list ap;
   va_start(ap, fmt);

@@ -60,9 +60,8 @@ const cldm_spirv_extinst_desc *cldm_spirv_extinst(uint32_t set, uint32_t number)
 cldm_spirv_status cldm_spirv_fail(cldm_spirv_error *err, cldm_spirv_status status, size_t word,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* E_ALLOCATOR, "word N: allocator module: <message>". */
-cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word,
-                                               const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+cldm_spirv_status cldm_spirv_fail_allocator_at(cldm_spirv_error *err, size_t word, const char *fmt,
+                                               ...) __attribute__((format(printf, 3, 4)));
 /* Re-labels an error found in the allocator module (E_NOMEM passes through): E_ALLOCATOR,
  * "word N: <reason>" becomes "word N: allocator module: <reason>". */
 cldm_spirv_status cldm_spirv_fail_allocator(cldm_spirv_error *err, cldm_spirv_status status);
@@ -145,14 +144,14 @@ typedef struct cldm_spirv_module {
   uint32_t version, generator, bound;
   cldm_spirv_inst *inst;
   uint32_t ninst;
-  cldm_spirv_idinfo *ids; /* [bound] */
+  cldm_spirv_idinfo *ids;                 /* [bound] */
   uint32_t sec[CLDM_SPIRV_SEC_COUNT + 1]; /* section s: instructions [sec[s], sec[s+1]) */
   uint32_t addressing, memory_model;      /* CLDM_SPIRV_NONE if no OpMemoryModel */
   cldm_spirv_function *fn;
   uint32_t nfn;
   cldm_spirv_entry *ep;
   uint32_t nep;
-  uint32_t first_unknown; /* index + 1 of the first instruction unknown to the grammar */
+  uint32_t first_unknown;  /* index + 1 of the first instruction unknown to the grammar */
   uint32_t *fn_addr_taken; /* check.c: per function, index + 1 of a use other than a call */
 } cldm_spirv_module;
 
@@ -188,16 +187,15 @@ enum { CLDM_SPIRV_ROLE_OPERAND, CLDM_SPIRV_ROLE_TYPE, CLDM_SPIRV_ROLE_RESULT };
 #define CLDM_SPIRV_KIND_OPAQUE CLDM_SPIRV_KIND_COUNT
 
 typedef struct cldm_spirv_opnd {
-  uint16_t kind;  /* CLDM_SPIRV_KIND_* or CLDM_SPIRV_KIND_OPAQUE */
-  uint8_t role;   /* CLDM_SPIRV_ROLE_* */
-  uint8_t is_id;  /* 1 for id operands (one word) */
-  uint16_t pos;   /* first word, relative to the instruction */
-  uint16_t len;   /* words */
+  uint16_t kind; /* CLDM_SPIRV_KIND_* or CLDM_SPIRV_KIND_OPAQUE */
+  uint8_t role;  /* CLDM_SPIRV_ROLE_* */
+  uint8_t is_id; /* 1 for id operands (one word) */
+  uint16_t pos;  /* first word, relative to the instruction */
+  uint16_t len;  /* words */
 } cldm_spirv_opnd;
 
-typedef cldm_spirv_status (*cldm_spirv_opnd_fn)(void *ctx, const cldm_spirv_module *m,
-                                                uint32_t ii, const cldm_spirv_opnd *o,
-                                                cldm_spirv_error *err);
+typedef cldm_spirv_status (*cldm_spirv_opnd_fn)(void *ctx, const cldm_spirv_module *m, uint32_t ii,
+                                                const cldm_spirv_opnd *o, cldm_spirv_error *err);
 /* Calls fn for every operand of instruction ii in order (ids, literals, enums and their
  * parameters). Errors: unknown opcode (E_UNSUPPORTED), operands past the word count or
  * words left over (E_MALFORMED), or the callback's status. */
@@ -219,19 +217,19 @@ cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, const uint8_t *drop,
 enum { CLDM_SPIRV_SITE_EXTINST = 1, CLDM_SPIRV_SITE_IMPORT = 2 };
 
 typedef struct cldm_spirv_site {
-  uint32_t ii;   /* the OpExtInst or OpFunctionCall */
-  uint32_t fn;   /* function index containing it */
-  uint8_t op;    /* CLDM_SPIRV_EXT_* */
-  uint8_t form;  /* CLDM_SPIRV_SITE_* */
+  uint32_t ii;  /* the OpExtInst or OpFunctionCall */
+  uint32_t fn;  /* function index containing it */
+  uint8_t op;   /* CLDM_SPIRV_EXT_* */
+  uint8_t form; /* CLDM_SPIRV_SITE_* */
 } cldm_spirv_site;
 
 typedef struct cldm_spirv_detect {
   int allocates;
-  unsigned forms;          /* CLDM_SPIRV_FORM_* */
-  uint8_t *import_op;      /* per function index: CLDM_SPIRV_EXT_* of an Import-form decl, 0 */
-  uint8_t *drop;           /* per id: removed from the output (set import, Import decls) */
-  uint32_t set_id;         /* an OpExtInstImport of the set (0 if none) */
-  uint32_t nimport_fns;    /* Import-form declarations */
+  unsigned forms;       /* CLDM_SPIRV_FORM_* */
+  uint8_t *import_op;   /* per function index: CLDM_SPIRV_EXT_* of an Import-form decl, 0 */
+  uint8_t *drop;        /* per id: removed from the output (set import, Import decls) */
+  uint32_t set_id;      /* an OpExtInstImport of the set (0 if none) */
+  uint32_t nimport_fns; /* Import-form declarations */
   cldm_spirv_site *sites;
   uint32_t nsites;
 } cldm_spirv_detect;
@@ -240,16 +238,15 @@ typedef struct cldm_spirv_detect {
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                          cldm_spirv_error *err);
 /* spec 2.1's rules for a module that uses the extension: Kernel capability, Physical32/64. */
-cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
-                                                 cldm_spirv_error *err);
+cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m, cldm_spirv_error *err);
 /* Phase B (after pass 2): every allocation site, operands checked against spec 2. */
 cldm_spirv_status cldm_spirv_detect_sites(const cldm_spirv_module *m, cldm_spirv_detect *d,
                                           cldm_spirv_error *err);
 void cldm_spirv_detect_free(cldm_spirv_detect *d);
 /* 1 if decoration instruction ii is `OpDecorate %t LinkageAttributes "name" <type>`; fills
  * target and linkage type, and the name (decoded) if name != NULL. */
-int cldm_spirv_linkage(const cldm_spirv_module *m, uint32_t ii, uint32_t *target,
-                       uint32_t *type, char *name, size_t cap);
+int cldm_spirv_linkage(const cldm_spirv_module *m, uint32_t ii, uint32_t *target, uint32_t *type,
+                       char *name, size_t cap);
 
 /* ---- callgraph.c -------------------------------------------------------------------------- */
 typedef struct cldm_spirv_callgraph {
@@ -258,14 +255,15 @@ typedef struct cldm_spirv_callgraph {
 
 /* Marks functions that allocate directly or through calls; rejects recursion among them,
  * taken addresses of them, and entry points without bodies (E_UNSUPPORTED). */
-cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m,
-                                             const cldm_spirv_detect *d, cldm_spirv_callgraph *cg,
-                                             cldm_spirv_error *err);
+cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const cldm_spirv_detect *d,
+                                             cldm_spirv_callgraph *cg, cldm_spirv_error *err);
 void cldm_spirv_callgraph_free(cldm_spirv_callgraph *cg);
 
 /* ---- typetab.c ---------------------------------------------------------------------------- */
 typedef struct cldm_spirv_typetab {
-  struct cldm_spirv_typetab_entry { uint32_t hash, off, len, id; } *e;
+  struct cldm_spirv_typetab_entry {
+    uint32_t hash, off, len, id;
+  } * e;
   size_t cap, n;
   cldm_spirv_buf keys;
 } cldm_spirv_typetab;
@@ -287,13 +285,13 @@ uint8_t *cldm_spirv_decorated_ids(const cldm_spirv_module *m);
 /* Fills order[0..*n) with the OpLabel instruction indices of function f in reverse post-order
  * from its entry block, unreachable blocks last in their original order. order has room for
  * every block. Returns 0, -1 on allocation failure. */
-int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f,
-                          uint32_t *order, uint32_t *n);
+int cldm_spirv_blockorder(const cldm_spirv_module *m, const cldm_spirv_function *f, uint32_t *order,
+                          uint32_t *n);
 
 /* ---- out.c -------------------------------------------------------------------------------- */
 typedef struct cldm_spirv_out {
   cldm_spirv_buf sec[CLDM_SPIRV_SEC_COUNT];
-  cldm_spirv_buf decls;     /* function declarations (before definitions) */
+  cldm_spirv_buf decls; /* function declarations (before definitions) */
   uint32_t version, generator, bound;
 } cldm_spirv_out;
 
@@ -314,27 +312,35 @@ cldm_spirv_status cldm_spirv_out_finish(cldm_spirv_out *o, void **out, size_t *o
                                         cldm_spirv_error *err);
 
 /* ---- link.c, link_emit.c ------------------------------------------------------------------ */
-typedef struct cldm_spirv_link {
+/* cldm_spirv.h's parsed allocator: the module after passes 1 and 2, and what linking needs of
+ * it that does not depend on the user's module. Read-only once parsed. */
+struct cldm_spirv_parsed_allocator {
   cldm_spirv_module a;
+  uint8_t *decorated; /* per id: some decoration targets it */
+};
+
+typedef struct cldm_spirv_link {
+  const cldm_spirv_module *a; /* the allocator (of a parsed allocator, not owned) */
   const cldm_spirv_module *u; /* the user's module */
-  uint32_t *map;          /* allocator id -> output id */
-  uint8_t *unified;       /* allocator id unified with a user id (names/decorations dropped) */
-  uint8_t *decorated;
-  uint8_t *shared_fn;     /* per allocator function: the user's identical copy is used */
+  uint32_t *map;              /* allocator id -> output id */
+  uint8_t *unified;           /* allocator id unified with a user id (names/decorations dropped) */
+  const uint8_t *decorated;   /* the parsed allocator's */
+  uint8_t *shared_fn;         /* per allocator function: the user's identical copy is used */
   uint32_t fn[CLDM_SPIRV_EXT_MAX + 1];       /* output ids of cldm_<op> (0 if absent) */
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
   uint32_t ret[CLDM_SPIRV_EXT_MAX + 1];      /* output id of the result type */
   uint32_t param[CLDM_SPIRV_EXT_MAX + 1][3]; /* output ids of parameter types */
-  uint32_t *globals;      /* output ids of the allocator's module-scope variables */
+  uint32_t *globals; /* output ids of the allocator's module-scope variables */
   uint32_t nglobals;
-  uint32_t heap_type;     /* output id of the heap pointer type */
-  uint32_t size_type;     /* output id of the allocator's size_t */
+  uint32_t heap_type; /* output id of the heap pointer type */
+  uint32_t size_type; /* output id of the allocator's size_t */
   uint32_t size_bits;
 } cldm_spirv_link;
 
-/* Parses and checks the allocator (contract of device/include/cldm_device.h) for user module
- * u, maps its ids (unifying types/constants through tt, whose entries it extends). */
-cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *words, size_t n,
+/* Checks the parsed allocator against user module u and the contract of
+ * device/include/cldm_device.h, maps its ids (unifying types/constants through tt, whose
+ * entries it extends). l borrows pa, which must outlive it. */
+cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_parsed_allocator *pa,
                                           const cldm_spirv_module *u, cldm_spirv_typetab *tt,
                                           uint32_t *next_id, const uint8_t *needed,
                                           cldm_spirv_error *err);
@@ -352,8 +358,8 @@ typedef struct cldm_spirv_rewrite {
   cldm_spirv_typetab *tt;
   cldm_spirv_buf *globals; /* types and constants created by the rewrite */
   uint32_t *next_id;
-  uint32_t *fn_type;       /* per function index: new OpTypeFunction (allocating functions) */
-  uint32_t *fn_heap;       /* per function index: id of the heap parameter */
+  uint32_t *fn_type; /* per function index: new OpTypeFunction (allocating functions) */
+  uint32_t *fn_heap; /* per function index: id of the heap parameter */
 } cldm_spirv_rewrite;
 
 /* Gives every allocating function its heap parameter id and new function type. */
@@ -365,8 +371,8 @@ cldm_spirv_status cldm_spirv_rewrite_functions(cldm_spirv_rewrite *r, cldm_spirv
 /* lookup-or-create helpers (new instructions go to r->globals) */
 uint32_t cldm_spirv_rewrite_type(cldm_spirv_rewrite *r, uint32_t opcode, const uint32_t *ops,
                                  size_t n);
-uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint32_t lo,
-                                     uint32_t hi, int wide);
+uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint32_t lo, uint32_t hi,
+                                     int wide);
 void cldm_spirv_rewrite_free(cldm_spirv_rewrite *r);
 
 /* ---- report.c ----------------------------------------------------------------------------- */

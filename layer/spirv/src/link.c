@@ -17,8 +17,9 @@
  *   - the reader names LLVM functions and globals by OpName and merges equal names, so an
  *     allocator function or global whose name the user's module also gives to a function or
  *     global is renamed "<name>.cldm".
- * This file checks the allocator against its contract and maps its ids; link_emit.c writes it
- * out.
+ * This file parses the allocator once (cldm_spirv_allocator_parse: passes 1 and 2, decorated
+ * ids), then, per lowering, checks it against the user's module and its contract and maps its
+ * ids; link_emit.c writes it out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static int is_global_void_ptr(const cldm_spirv_module *a, uint32_t type) {
 
 static cldm_spirv_status check_export(cldm_spirv_link *l, unsigned op, uint32_t bits,
                                       cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   const cldm_spirv_function *f = &a->fn[l->fn_index[op]];
   size_t word = a->inst[f->begin].off;
   const char *name = cldm_spirv_ext_names[op];
@@ -54,9 +55,10 @@ static cldm_spirv_status check_export(cldm_spirv_link *l, unsigned op, uint32_t 
                  : cldm_spirv_int_width(a, type) == bits;
     if (!ok)
       return afail(err, p->off, "cldm_%s parameter %u has the wrong type (contract: %s)", name,
-                   i + 1, i == 0 ? "__global void *heap" :
-                   cldm_spirv_ext_roles[op][i - 1] == CLDM_SPIRV_EXT_ROLE_PTR ? "__global void *"
-                                                                              : "size_t");
+                   i + 1,
+                   i == 0 ? "__global void *heap"
+                   : cldm_spirv_ext_roles[op][i - 1] == CLDM_SPIRV_EXT_ROLE_PTR ? "__global void *"
+                                                                                : "size_t");
   }
   if (cldm_spirv_ext_returns_void[op] ? cldm_spirv_def_op(a, f->result_type) != SpvOpTypeVoid
                                       : !is_global_void_ptr(a, f->result_type))
@@ -67,7 +69,7 @@ static cldm_spirv_status check_export(cldm_spirv_link *l, unsigned op, uint32_t 
 
 static cldm_spirv_status find_exports(cldm_spirv_link *l, const uint8_t *needed,
                                       cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   for (unsigned op = 0; op <= CLDM_SPIRV_EXT_MAX; op++)
     l->fn_index[op] = CLDM_SPIRV_NONE;
   for (uint32_t ii = a->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < a->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
@@ -114,10 +116,10 @@ static uint32_t same_import(const cldm_spirv_module *u, const cldm_spirv_module 
 }
 
 /* Unifies global ii with an identical user (or earlier) declaration if possible. */
-static cldm_spirv_status unify(cldm_spirv_link *l, uint32_t ii, uint32_t rid, cldm_spirv_typetab *tt,
-                               uint32_t *next_id, uint32_t *key, uint16_t *pos,
-                               cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+static cldm_spirv_status unify(cldm_spirv_link *l, uint32_t ii, uint32_t rid,
+                               cldm_spirv_typetab *tt, uint32_t *next_id, uint32_t *key,
+                               uint16_t *pos, cldm_spirv_error *err) {
+  const cldm_spirv_module *a = l->a;
   const uint32_t *w = cldm_spirv_iw(a, ii);
   uint32_t wc = a->inst[ii].wc, rp = cldm_spirv_result_pos(a, ii);
   size_t n;
@@ -177,7 +179,7 @@ static uint32_t user_stand_in(const cldm_spirv_module *u, const char *name, uint
 /* An allocator function that is an llvm-spirv intrinsic stand-in the user also has: map it to
  * the user's and drop all of its own ids. Returns 1 if so. */
 static int share_stand_in(cldm_spirv_link *l, uint32_t f) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   const cldm_spirv_function *fn = &a->fn[f];
   char name[128];
   if (!export_name(a, fn->id, name, sizeof name) || strncmp(name, "spirv.", 6))
@@ -196,9 +198,8 @@ static int share_stand_in(cldm_spirv_link *l, uint32_t f) {
 }
 
 static cldm_spirv_status map_ids(cldm_spirv_link *l, const cldm_spirv_module *u,
-                                 cldm_spirv_typetab *tt, uint32_t *next_id,
-                                 cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+                                 cldm_spirv_typetab *tt, uint32_t *next_id, cldm_spirv_error *err) {
+  const cldm_spirv_module *a = l->a;
   uint32_t *key = malloc(0x10000 * sizeof *key);
   uint16_t *pos = malloc(0x10000 * sizeof *pos);
   cldm_spirv_status st = CLDM_SPIRV_OK;
@@ -234,18 +235,49 @@ static cldm_spirv_status map_ids(cldm_spirv_link *l, const cldm_spirv_module *u,
   return st;
 }
 
-cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *words, size_t n,
+cldm_spirv_status cldm_spirv_allocator_parse(const uint32_t *words, size_t num_words,
+                                             cldm_spirv_parsed_allocator **out,
+                                             cldm_spirv_error *err) {
+  cldm_spirv_error_clear(err);
+  if (!out)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, 0, "out must not be NULL");
+  *out = NULL;
+  cldm_spirv_parsed_allocator *pa = calloc(1, sizeof *pa);
+  if (!pa)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  cldm_spirv_status st = cldm_spirv_module_parse(&pa->a, words, num_words * sizeof *words, err);
+  if (!st)
+    st = cldm_spirv_check(&pa->a, NULL, err);
+  if (st) {
+    cldm_spirv_allocator_free(pa);
+    return cldm_spirv_fail_allocator(err, st);
+  }
+  if (!(pa->decorated = cldm_spirv_decorated_ids(&pa->a))) {
+    cldm_spirv_allocator_free(pa);
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  }
+  *out = pa;
+  return CLDM_SPIRV_OK;
+}
+
+void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator) {
+  if (!allocator)
+    return;
+  cldm_spirv_module_free(&allocator->a);
+  free(allocator->decorated);
+  free(allocator);
+}
+
+cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_parsed_allocator *pa,
                                           const cldm_spirv_module *u, cldm_spirv_typetab *tt,
                                           uint32_t *next_id, const uint8_t *needed,
                                           cldm_spirv_error *err) {
   memset(l, 0, sizeof *l);
   l->u = u;
-  cldm_spirv_status st = cldm_spirv_module_parse(&l->a, words, n * sizeof *words, err);
-  if (!st)
-    st = cldm_spirv_check(&l->a, NULL, err);
-  if (st)
-    return cldm_spirv_fail_allocator(err, st);
-  const cldm_spirv_module *a = &l->a;
+  l->a = &pa->a;
+  l->decorated = pa->decorated;
+  cldm_spirv_status st;
+  const cldm_spirv_module *a = l->a;
   if (a->addressing != u->addressing)
     return afail(err, 0, "its addressing model %u differs from the module's %u", a->addressing,
                  u->addressing);
@@ -257,8 +289,7 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
   l->map = calloc(a->bound, sizeof *l->map);
   l->unified = calloc(a->bound, 1);
   l->shared_fn = calloc(a->nfn ? a->nfn : 1, 1);
-  l->decorated = cldm_spirv_decorated_ids(a);
-  if (!l->map || !l->unified || !l->decorated || !l->shared_fn)
+  if (!l->map || !l->unified || !l->shared_fn)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   if ((st = map_ids(l, u, tt, next_id, err)))
     return st;
@@ -284,11 +315,9 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const uint32_t *wo
 }
 
 void cldm_spirv_link_free(cldm_spirv_link *l) {
-  cldm_spirv_module_free(&l->a);
   free(l->map);
   free(l->unified);
   free(l->shared_fn);
   free(l->globals);
-  free(l->decorated);
-  memset(l, 0, sizeof *l);
+  memset(l, 0, sizeof *l); /* the parsed allocator is the caller's */
 }

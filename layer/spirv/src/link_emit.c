@@ -18,7 +18,7 @@
 /* Appends instruction ii of the allocator with every id mapped. */
 static cldm_spirv_status emit_mapped(cldm_spirv_link *l, cldm_spirv_buf *b, uint32_t ii,
                                      uint16_t *pos, cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   size_t n;
   int opaque;
   cldm_spirv_status st = cldm_spirv_id_positions(a, ii, pos, &n, &opaque, err);
@@ -46,7 +46,7 @@ static int has_extension(const cldm_spirv_buf *b, const uint32_t *w, uint32_t wc
 
 /* Is instruction ii one the output does not carry? */
 static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   const uint32_t *w = cldm_spirv_iw(a, ii);
   uint32_t op = a->inst[ii].op, wc = a->inst[ii].wc;
   switch (sec) {
@@ -60,8 +60,7 @@ static int skipped(const cldm_spirv_link *l, uint32_t ii, unsigned sec) {
   case CLDM_SPIRV_SEC_DEBUG_B:
     return wc >= 2 && l->unified[w[1]];
   case CLDM_SPIRV_SEC_ANNOTATION:
-    if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 &&
-        l->unified[w[1]])
+    if (op != SpvOpGroupDecorate && op != SpvOpGroupMemberDecorate && wc >= 2 && l->unified[w[1]])
       return 1;
     if (op == SpvOpDecorate && wc >= 4 && w[2] == SpvDecorationLinkageAttributes) {
       char prefix[8];
@@ -86,7 +85,7 @@ static int global_object(const cldm_spirv_module *m, uint32_t id) {
 
 /* 1 if the user's module names a function or global variable like allocator OpName ii. */
 static int name_taken(const cldm_spirv_link *l, uint32_t ii) {
-  const cldm_spirv_module *a = &l->a, *u = l->u;
+  const cldm_spirv_module *a = l->a, *u = l->u;
   const uint32_t *w = cldm_spirv_iw(a, ii);
   uint32_t wc = a->inst[ii].wc;
   if (a->inst[ii].op != SpvOpName || wc < 3 || !global_object(a, w[1]))
@@ -106,7 +105,7 @@ static int name_taken(const cldm_spirv_link *l, uint32_t ii) {
 }
 
 static void emit_renamed(const cldm_spirv_link *l, cldm_spirv_buf *b, uint32_t ii) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   const uint32_t *w = cldm_spirv_iw(a, ii);
   uint32_t wc = a->inst[ii].wc;
   size_t len = cldm_spirv_string_len(w + 2, wc - 2);
@@ -127,7 +126,7 @@ static void emit_renamed(const cldm_spirv_link *l, cldm_spirv_buf *b, uint32_t i
 static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
                                        const cldm_spirv_function *f, uint16_t *pos,
                                        cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   if (!f->body)
     return afail(err, a->inst[f->begin].off, "function %%%u has no body", f->id);
   cldm_spirv_status st = CLDM_SPIRV_OK;
@@ -143,8 +142,8 @@ static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   }
   for (uint32_t k = 0; k < n && !st; k++)
-    for (uint32_t ii = order[k]; !st && ii < f->end && (ii == order[k] || a->inst[ii].op != SpvOpLabel);
-         ii++)
+    for (uint32_t ii = order[k];
+         !st && ii < f->end && (ii == order[k] || a->inst[ii].op != SpvOpLabel); ii++)
       st = emit_mapped(l, b, ii, pos, err);
   free(order);
   if (!st)
@@ -154,7 +153,7 @@ static cldm_spirv_status emit_function(cldm_spirv_link *l, cldm_spirv_buf *b,
 
 cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
                                        cldm_spirv_error *err) {
-  const cldm_spirv_module *a = &l->a;
+  const cldm_spirv_module *a = l->a;
   uint16_t *pos = malloc(0x10000 * sizeof *pos);
   if (!pos)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
@@ -181,4 +180,3 @@ cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
   free(pos);
   return st;
 }
-

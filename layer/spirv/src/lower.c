@@ -2,8 +2,9 @@
  * lower.c — the public entry points cldm_spirv_inspect and cldm_spirv_lower: the pipeline
  *   parse (module.c) -> detect uses (detect.c) -> [module does not allocate: stop, the caller
  *   passes its input on unchanged (spec 1.5)] -> check every operand (check.c) -> allocation
- *   sites (detect.c) -> call graph (callgraph.c) -> link the allocator (link.c) -> rewrite the
- *   user's functions (rewrite.c) -> write the sections in layout order (out.c).
+ *   sites (detect.c) -> call graph (callgraph.c) -> link the allocator (link.c; parsed once by
+ *   the caller, or here from its words) -> rewrite the user's functions (rewrite.c) -> write the
+ *   sections in layout order (out.c).
  * A module that does not allocate is only checked as far as pass 1 goes: the engine must not
  * reject what it would not change.
  */
@@ -66,8 +67,8 @@ static void emit_debug_string(cldm_spirv_buf *b, const cldm_spirv_module *m, uin
                               const uint8_t *allocating) {
   const uint32_t *w = cldm_spirv_iw(m, ii);
   uint32_t wc = m->inst[ii].wc;
-  size_t len = m->inst[ii].op == SpvOpString && wc >= 3 ? cldm_spirv_string_len(w + 2, wc - 2)
-                                                        : SIZE_MAX;
+  size_t len =
+      m->inst[ii].op == SpvOpString && wc >= 3 ? cldm_spirv_string_len(w + 2, wc - 2) : SIZE_MAX;
   char *s = len != SIZE_MAX && len < 0x40000 ? malloc(len + 16) : NULL;
   const char *append = NULL;
   if (s) {
@@ -144,9 +145,12 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
                                       void **out, size_t *out_size, cldm_spirv_error *err) {
   const cldm_spirv_module *m = &a->m;
   unsigned bits = m->addressing == SpvAddressingModelPhysical32 ? 32 : 64;
+  const cldm_spirv_parsed_allocator *pa = !allocator   ? NULL
+                                          : bits == 32 ? allocator->parsed32
+                                                       : allocator->parsed64;
   const uint32_t *aw = !allocator ? NULL : bits == 32 ? allocator->words32 : allocator->words64;
   size_t an = !allocator ? 0 : bits == 32 ? allocator->num_words32 : allocator->num_words64;
-  if (!aw || !an)
+  if (!pa && (!aw || !an))
     return cldm_spirv_fail(err, CLDM_SPIRV_E_ALLOCATOR, 0,
                            "no allocator module for Physical%u was given", bits);
   uint8_t needed[CLDM_SPIRV_EXT_MAX + 1] = {0};
@@ -157,19 +161,22 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
   cldm_spirv_link l = {0};
   cldm_spirv_out o = {0};
   cldm_spirv_buf globals = {0};
-  cldm_spirv_rewrite r = {.m = m, .d = &a->d, .cg = &a->cg, .l = &l, .tt = &tt,
-                          .globals = &globals};
+  cldm_spirv_rewrite r = {
+      .m = m, .d = &a->d, .cg = &a->cg, .l = &l, .tt = &tt, .globals = &globals};
   uint32_t next_id = m->bound;
   r.next_id = &next_id;
   uint8_t *decorated = cldm_spirv_decorated_ids(m);
+  cldm_spirv_parsed_allocator *own = NULL; /* parsed here from the words, for this call only */
   cldm_spirv_status st = CLDM_SPIRV_OK;
   if (!decorated || cldm_spirv_typetab_fill(&tt, m, decorated))
     st = cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  if (!st && !pa && !(st = cldm_spirv_allocator_parse(aw, an, &own, err)))
+    pa = own;
   if (!st)
-    st = cldm_spirv_link_prepare(&l, aw, an, m, &tt, &next_id, needed, err);
+    st = cldm_spirv_link_prepare(&l, pa, m, &tt, &next_id, needed, err);
   if (!st)
     st = cldm_spirv_rewrite_plan(&r, err);
-  o.version = m->version > l.a.version ? m->version : l.a.version;
+  o.version = l.a && l.a->version > m->version ? l.a->version : m->version;
   if (!st) {
     emit_user_sections(&o, a, &l, o.version);
     st = cldm_spirv_rewrite_functions(&r, &o, err);
@@ -192,6 +199,7 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
   cldm_spirv_rewrite_free(&r);
   cldm_spirv_out_free(&o);
   cldm_spirv_link_free(&l);
+  cldm_spirv_allocator_free(own);
   cldm_spirv_typetab_free(&tt);
   return st;
 }

@@ -12,9 +12,18 @@
 #include "internal.h"
 
 static const char *const section_names[CLDM_SPIRV_SEC_COUNT] = {
-    "capabilities", "extensions", "extended instruction imports", "memory model",
-    "entry points", "execution modes", "debug strings and sources", "debug names",
-    "module-processed", "annotations", "types, constants and global variables", "functions"};
+    "capabilities",
+    "extensions",
+    "extended instruction imports",
+    "memory model",
+    "entry points",
+    "execution modes",
+    "debug strings and sources",
+    "debug names",
+    "module-processed",
+    "annotations",
+    "types, constants and global variables",
+    "functions"};
 
 enum { F_OUT, F_HEAD, F_BLOCK, F_BETWEEN };
 
@@ -22,7 +31,7 @@ typedef struct parser {
   cldm_spirv_module *m;
   cldm_spirv_error *err;
   size_t inst_cap, fn_cap, ep_cap;
-  unsigned cur;  /* current section */
+  unsigned cur; /* current section */
   int fstate;
 } parser;
 
@@ -30,14 +39,18 @@ static unsigned wanted_section(const cldm_spirv_opcode_desc *d, unsigned cur) {
   if (!d)
     return cur < CLDM_SPIRV_SEC_GLOBAL ? CLDM_SPIRV_SEC_GLOBAL : cur;
   switch (d->layout) {
-  case CLDM_SPIRV_LAYOUT_GLOBAL: return CLDM_SPIRV_SEC_GLOBAL;
-  case CLDM_SPIRV_LAYOUT_ANY: return cur < CLDM_SPIRV_SEC_GLOBAL ? CLDM_SPIRV_SEC_GLOBAL : cur;
+  case CLDM_SPIRV_LAYOUT_GLOBAL:
+    return CLDM_SPIRV_SEC_GLOBAL;
+  case CLDM_SPIRV_LAYOUT_ANY:
+    return cur < CLDM_SPIRV_SEC_GLOBAL ? CLDM_SPIRV_SEC_GLOBAL : cur;
   case CLDM_SPIRV_LAYOUT_FUNCTION:
   case CLDM_SPIRV_LAYOUT_FUNCTION_PARAMETER:
   case CLDM_SPIRV_LAYOUT_FUNCTION_END:
   case CLDM_SPIRV_LAYOUT_LABEL:
-  case CLDM_SPIRV_LAYOUT_BODY: return CLDM_SPIRV_SEC_FUNCTION;
-  default: return d->layout; /* CAPABILITY .. ANNOTATION map one to one */
+  case CLDM_SPIRV_LAYOUT_BODY:
+    return CLDM_SPIRV_SEC_FUNCTION;
+  default:
+    return d->layout; /* CAPABILITY .. ANNOTATION map one to one */
   }
 }
 
@@ -74,8 +87,8 @@ static cldm_spirv_status function_structure(parser *p, uint32_t ii, size_t at,
       return cldm_spirv_fail(p->err, CLDM_SPIRV_E_MALFORMED, at,
                              "OpFunction inside another function (missing OpFunctionEnd)");
     if (wc < 5)
-      return cldm_spirv_fail(p->err, CLDM_SPIRV_E_MALFORMED, at,
-                             "OpFunction has %u words, needs 5", wc);
+      return cldm_spirv_fail(p->err, CLDM_SPIRV_E_MALFORMED, at, "OpFunction has %u words, needs 5",
+                             wc);
     if (grow((void **)&m->fn, &p->fn_cap, m->nfn + 1, sizeof *m->fn))
       return nomem(p->err);
     cldm_spirv_function *f = &m->fn[m->nfn];

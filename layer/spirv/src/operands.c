@@ -30,8 +30,11 @@ static cldm_spirv_status emit(walker *k, uint32_t kind, uint32_t len, int is_id,
     return cldm_spirv_fail(k->err, CLDM_SPIRV_E_MALFORMED, k->m->inst[k->ii].off + k->pos,
                            "%s: operand runs past the instruction's word count %u", k->opname,
                            k->wc);
-  cldm_spirv_opnd o = {.kind = (uint16_t)kind, .role = (uint8_t)role, .is_id = (uint8_t)is_id,
-                       .pos = (uint16_t)k->pos, .len = (uint16_t)len};
+  cldm_spirv_opnd o = {.kind = (uint16_t)kind,
+                       .role = (uint8_t)role,
+                       .is_id = (uint8_t)is_id,
+                       .pos = (uint16_t)k->pos,
+                       .len = (uint16_t)len};
   k->pos += len;
   return k->fn ? k->fn(k->ctx, k->m, k->ii, &o, k->err) : CLDM_SPIRV_OK;
 }
@@ -165,9 +168,9 @@ static cldm_spirv_status walk_extinst(walker *k) {
   }
   const cldm_spirv_extinst_desc *e = cldm_spirv_extinst(set, number);
   if (!e)
-    return k->pos < k->wc ? emit(k, CLDM_SPIRV_KIND_OPAQUE, k->wc - k->pos, 0,
-                                 CLDM_SPIRV_ROLE_OPERAND)
-                          : CLDM_SPIRV_OK;
+    return k->pos < k->wc
+               ? emit(k, CLDM_SPIRV_KIND_OPAQUE, k->wc - k->pos, 0, CLDM_SPIRV_ROLE_OPERAND)
+               : CLDM_SPIRV_OK;
   return walk_list(k, &cldm_spirv_operand_descs[e->operands], e->noperands, 0);
 }
 
@@ -176,8 +179,8 @@ static cldm_spirv_status walk_spec_op(walker *k) {
   if (k->pos >= k->wc)
     return missing(k, CLDM_SPIRV_KIND_LiteralSpecConstantOpInteger);
   uint32_t inner = k->w[k->pos];
-  cldm_spirv_status st = emit(k, CLDM_SPIRV_KIND_LiteralSpecConstantOpInteger, 1, 0,
-                              CLDM_SPIRV_ROLE_OPERAND);
+  cldm_spirv_status st =
+      emit(k, CLDM_SPIRV_KIND_LiteralSpecConstantOpInteger, 1, 0, CLDM_SPIRV_ROLE_OPERAND);
   if (st)
     return st;
   const cldm_spirv_opcode_desc *d = cldm_spirv_opdesc(inner);
@@ -196,8 +199,15 @@ cldm_spirv_status cldm_spirv_walk(const cldm_spirv_module *m, uint32_t ii, cldm_
                            "unknown opcode %u (not in the SPIR-V grammar this engine was built "
                            "with)",
                            in->op);
-  walker k = {.m = m, .ii = ii, .w = m->w + in->off, .wc = in->wc, .pos = 1,
-              .opname = d->name, .fn = fn, .ctx = ctx, .err = err};
+  walker k = {.m = m,
+              .ii = ii,
+              .w = m->w + in->off,
+              .wc = in->wc,
+              .pos = 1,
+              .opname = d->name,
+              .fn = fn,
+              .ctx = ctx,
+              .err = err};
   cldm_spirv_status st;
   if ((d->flags & CLDM_SPIRV_OPF_TYPE) &&
       (st = emit(&k, CLDM_SPIRV_KIND_IdResultType, 1, 1, CLDM_SPIRV_ROLE_TYPE)))

@@ -29,10 +29,15 @@ void cldm_spirv_out_copy_filtered(cldm_spirv_buf *b, const cldm_spirv_module *m,
   const uint32_t *w = cldm_spirv_iw(m, ii);
   uint32_t wc = m->inst[ii].wc;
   switch (m->inst[ii].op) {
-  case SpvOpName: case SpvOpMemberName:
-  case SpvOpDecorate: case SpvOpDecorateId: case SpvOpDecorateString:
-  case SpvOpMemberDecorate: case SpvOpMemberDecorateString:
-  case SpvOpExecutionMode: case SpvOpExecutionModeId:
+  case SpvOpName:
+  case SpvOpMemberName:
+  case SpvOpDecorate:
+  case SpvOpDecorateId:
+  case SpvOpDecorateString:
+  case SpvOpMemberDecorate:
+  case SpvOpMemberDecorateString:
+  case SpvOpExecutionMode:
+  case SpvOpExecutionModeId:
     if (wc >= 2 && dropped(m, drop, w[1]))
       return;
     break;

@@ -41,8 +41,8 @@ static cldm_spirv_status no_address_taken(const cldm_spirv_module *m, const cldm
   return CLDM_SPIRV_OK;
 }
 
-static void emit_sections(cldm_spirv_out *o, const cldm_spirv_module *m,
-                          const cldm_spirv_detect *d, uint32_t set) {
+static void emit_sections(cldm_spirv_out *o, const cldm_spirv_module *m, const cldm_spirv_detect *d,
+                          uint32_t set) {
   for (unsigned s = 0; s < CLDM_SPIRV_SEC_FUNCTION; s++) {
     for (uint32_t ii = m->sec[s]; ii < m->sec[s + 1]; ii++) {
       if (m->inst[ii].op == SpvOpCapability && m->inst[ii].wc >= 2)

@@ -2,7 +2,8 @@
  * report.c — what the layer needs to know about a module (spec 3.2, last paragraph): per
  * kernel, its name, how many arguments the application sees, and whether the lowered kernel
  * takes the hidden heap argument (always the last one); and, for linking across modules, which
- * exported functions allocate and which functions the module imports.
+ * exported functions allocate and which functions the module imports. Reports own what they
+ * hold (cldm_spirv_report_free); cldm_spirv_report_append merges them for linked programs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,37 @@ void cldm_spirv_report_free(cldm_spirv_report *report) {
   memset(report, 0, sizeof *report);
 }
 
+cldm_spirv_status cldm_spirv_report_append(cldm_spirv_report *dst, const cldm_spirv_report *src,
+                                           cldm_spirv_error *err) {
+  cldm_spirv_error_clear(err);
+  /* exact sizes: report_push's doubling assumes arrays it grew itself, which these are not */
+  if (src->num_kernels) {
+    cldm_spirv_kernel *k = realloc(dst->kernels, (dst->num_kernels + src->num_kernels) * sizeof *k);
+    if (!k)
+      return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+    dst->kernels = k;
+    for (size_t i = 0; i < src->num_kernels; i++) {
+      k[dst->num_kernels] = src->kernels[i];
+      if (!(k[dst->num_kernels].name = strdup(src->kernels[i].name)))
+        return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+      dst->num_kernels++;
+    }
+  }
+  if (src->num_heap_exports) {
+    char **e =
+        realloc(dst->heap_exports, (dst->num_heap_exports + src->num_heap_exports) * sizeof *e);
+    if (!e)
+      return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+    dst->heap_exports = e;
+    for (size_t i = 0; i < src->num_heap_exports; i++) {
+      if (!(e[dst->num_heap_exports] = strdup(src->heap_exports[i])))
+        return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+      dst->num_heap_exports++;
+    }
+  }
+  return CLDM_SPIRV_OK;
+}
+
 /* Appends a copy of `name` to list[*n] (capacity grows by doubling). 0, or -1 out of memory. */
 static int report_push(char ***list, size_t *n, const char *name) {
   if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
@@ -41,7 +73,8 @@ static int report_push(char ***list, size_t *n, const char *name) {
 /* Functions named by LinkageAttributes: allocating exports and foreign imports. */
 static int report_linkage(cldm_spirv_report *report, const cldm_spirv_module *m,
                           const cldm_spirv_detect *d, const uint8_t *allocating) {
-  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_ANNOTATION + 1]; ii++) {
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_ANNOTATION + 1];
+       ii++) {
     uint32_t target, type;
     char name[256];
     if (!cldm_spirv_linkage(m, ii, &target, &type, name, sizeof name))

@@ -45,8 +45,8 @@ uint32_t cldm_spirv_rewrite_type(cldm_spirv_rewrite *r, uint32_t opcode, const u
   return id;
 }
 
-uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint32_t lo,
-                                     uint32_t hi, int wide) {
+uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint32_t lo, uint32_t hi,
+                                     int wide) {
   uint32_t n = wide ? 4 : 3;
   uint32_t key[4] = {SpvOpConstant | n << 16, type, lo, hi};
   uint32_t id = cldm_spirv_typetab_find(r->tt, key, n);

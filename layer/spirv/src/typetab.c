@@ -81,15 +81,33 @@ void cldm_spirv_typetab_free(cldm_spirv_typetab *t) {
 
 int cldm_spirv_typetab_unifiable(uint32_t opcode) {
   switch (opcode) {
-  case SpvOpTypeVoid: case SpvOpTypeBool: case SpvOpTypeInt: case SpvOpTypeFloat:
-  case SpvOpTypeVector: case SpvOpTypeMatrix: case SpvOpTypeImage: case SpvOpTypeSampler:
-  case SpvOpTypeSampledImage: case SpvOpTypeArray: case SpvOpTypeRuntimeArray:
+  case SpvOpTypeVoid:
+  case SpvOpTypeBool:
+  case SpvOpTypeInt:
+  case SpvOpTypeFloat:
+  case SpvOpTypeVector:
+  case SpvOpTypeMatrix:
+  case SpvOpTypeImage:
+  case SpvOpTypeSampler:
+  case SpvOpTypeSampledImage:
+  case SpvOpTypeArray:
+  case SpvOpTypeRuntimeArray:
   case SpvOpTypeStruct:
-  case SpvOpTypePointer: case SpvOpTypeFunction: case SpvOpTypeEvent:
-  case SpvOpTypeDeviceEvent: case SpvOpTypeReserveId: case SpvOpTypeQueue: case SpvOpTypePipe:
-  case SpvOpTypePipeStorage: case SpvOpTypeNamedBarrier:
-  case SpvOpConstantTrue: case SpvOpConstantFalse: case SpvOpConstant:
-  case SpvOpConstantComposite: case SpvOpConstantSampler: case SpvOpConstantNull:
+  case SpvOpTypePointer:
+  case SpvOpTypeFunction:
+  case SpvOpTypeEvent:
+  case SpvOpTypeDeviceEvent:
+  case SpvOpTypeReserveId:
+  case SpvOpTypeQueue:
+  case SpvOpTypePipe:
+  case SpvOpTypePipeStorage:
+  case SpvOpTypeNamedBarrier:
+  case SpvOpConstantTrue:
+  case SpvOpConstantFalse:
+  case SpvOpConstant:
+  case SpvOpConstantComposite:
+  case SpvOpConstantSampler:
+  case SpvOpConstantNull:
     return 1;
   default:
     return 0;
@@ -146,8 +164,11 @@ uint8_t *cldm_spirv_decorated_ids(const cldm_spirv_module *m) {
     const uint32_t *w = cldm_spirv_iw(m, ii);
     uint32_t wc = m->inst[ii].wc;
     switch (m->inst[ii].op) {
-    case SpvOpDecorate: case SpvOpDecorateId: case SpvOpDecorateString:
-    case SpvOpMemberDecorate: case SpvOpMemberDecorateString:
+    case SpvOpDecorate:
+    case SpvOpDecorateId:
+    case SpvOpDecorateString:
+    case SpvOpMemberDecorate:
+    case SpvOpMemberDecorateString:
       if (wc >= 2)
         mark(dec, m, w[1]);
       break;

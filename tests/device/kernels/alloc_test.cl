@@ -44,7 +44,11 @@ static uint check(global const void *p, uint bytes, uint id) {
 }
 
 static uint mix(uint x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 
@@ -58,8 +62,8 @@ static uint random_size(uint r, uint large_one_in) {
 }
 
 /* sizes[i] bytes each (0 allowed); fills the memory with work-item i's pattern. */
-kernel void k_malloc(global uchar *heap, global const uint *sizes, global ulong *offs,
-                     uint do_fill, uint n) {
+kernel void k_malloc(global uchar *heap, global const uint *sizes, global ulong *offs, uint do_fill,
+                     uint n) {
   uint i = get_global_id(0);
   bool active = i < n;
   uint size = active ? sizes[i] : 0u;
@@ -129,8 +133,8 @@ kernel void k_calloc(global uchar *heap, global const ulong *counts, global cons
                      global ulong *offs, global uint *nonzero, uint n) {
   uint i = get_global_id(0);
   bool active = i < n;
-  global uchar *p = (global uchar *)cldm_calloc(heap, active ? counts[i] : 0u,
-                                                active ? sizes[i] : 0u);
+  global uchar *p =
+      (global uchar *)cldm_calloc(heap, active ? counts[i] : 0u, active ? sizes[i] : 0u);
   if (!active)
     return;
   offs[i] = off_of(heap, p);

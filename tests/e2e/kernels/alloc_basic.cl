@@ -12,8 +12,7 @@ static uint pattern(size_t item, uint k) { return (uint)item * 7919u + k * 31u +
 /* two levels of helpers: fill_array -> make_array -> malloc */
 global uint *make_array(uint n) { return (global uint *)malloc(n * sizeof(uint)); }
 
-global uint *fill_array(size_t item, uint n)
-{
+global uint *fill_array(size_t item, uint n) {
   global uint *a = make_array(n);
   if (a)
     for (uint k = 0; k < n; k++)
@@ -22,22 +21,19 @@ global uint *fill_array(size_t item, uint n)
 }
 
 /* each work-item allocates (item % 13 + 1) * n words, fills them, keeps the pointer */
-kernel void fill(global ulong *ptrs, uint n)
-{
+kernel void fill(global ulong *ptrs, uint n) {
   size_t i = get_global_id(0);
   ptrs[i] = (ulong)fill_array(i, (uint)(i % 13 + 1) * n);
 }
 
 /* a second kernel using the same helper */
-kernel void fill_again(global ulong *ptrs, uint n)
-{
+kernel void fill_again(global ulong *ptrs, uint n) {
   size_t i = get_global_id(0);
   ptrs[i] = (ulong)fill_array(i, n);
 }
 
 /* does not allocate: reads what an earlier launch allocated (no hidden argument) */
-kernel void check(global const ulong *ptrs, uint n, uint per_item, global uint *bad)
-{
+kernel void check(global const ulong *ptrs, uint n, uint per_item, global uint *bad) {
   size_t i = get_global_id(0);
   global const uint *a = (global const uint *)ptrs[i];
   uint words = per_item ? (uint)(i % 13 + 1) * n : n;
@@ -52,16 +48,14 @@ kernel void check(global const ulong *ptrs, uint n, uint per_item, global uint *
     }
 }
 
-kernel void release(global ulong *ptrs)
-{
+kernel void release(global ulong *ptrs) {
   size_t i = get_global_id(0);
   free((global void *)ptrs[i]);
   ptrs[i] = 0;
 }
 
 /* calloc zeroes, realloc keeps contents, aligned_alloc aligns; results[i] = 0 if all good */
-kernel void variants(global uint *results)
-{
+kernel void variants(global uint *results) {
   size_t i = get_global_id(0);
   uint fails = 0;
   global uint *z = (global uint *)calloc(i % 5 + 1, 64);
@@ -100,9 +94,8 @@ kernel void variants(global uint *results)
 kernel void plain(global uint *x) { x[get_global_id(0)] += 1; }
 
 /* many existing arguments before the hidden one */
-kernel void many_args(global ulong *out, uint a, uint b, uint c, ulong d, float e,
-                      global uint *f, uint g, uint h)
-{
+kernel void many_args(global ulong *out, uint a, uint b, uint c, ulong d, float e, global uint *f,
+                      uint g, uint h) {
   size_t i = get_global_id(0);
   global uint *p = (global uint *)malloc(16);
   if (p) {

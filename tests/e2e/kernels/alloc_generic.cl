@@ -5,14 +5,12 @@ extern void *malloc(size_t size);
 extern void free(void *ptr);
 extern void *realloc(void *ptr, size_t size);
 
-static void fill(uint *p, uint n, uint seed)
-{
+static void fill(uint *p, uint n, uint seed) {
   for (uint k = 0; k < n; k++)
     p[k] = seed + k;
 }
 
-kernel void generic_roundtrip(global uint *out)
-{
+kernel void generic_roundtrip(global uint *out) {
   size_t i = get_global_id(0);
   uint n = 1 + (uint)(i % 29);
   uint *p = (uint *)malloc(n * sizeof(uint));

@@ -4,8 +4,7 @@ extern void free(global void *ptr);
 
 static uint pattern(size_t item, uint k) { return (uint)item * 7919u + k * 31u + 1u; }
 
-kernel void check_and_free(global ulong *ptrs, uint n, global uint *bad)
-{
+kernel void check_and_free(global ulong *ptrs, uint n, global uint *bad) {
   size_t i = get_global_id(0);
   global uint *a = (global uint *)ptrs[i];
   if (!a) {

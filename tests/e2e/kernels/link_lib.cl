@@ -2,8 +2,7 @@
  * that allocates (make_buffer) and one that does not (twice). */
 extern global void *malloc(size_t size);
 
-global uint *make_buffer(uint n)
-{
+global uint *make_buffer(uint n) {
   global uint *p = (global uint *)malloc(n * sizeof(uint));
   for (uint k = 0; p && k < n; k++)
     p[k] = k;

@@ -172,8 +172,7 @@ st_listing *st_dis(const void *bytes, size_t size) {
   char *p = tmp_path(".spv");
   write_all(p, bytes, size);
   char cmd[1024], *out;
-  snprintf(cmd, sizeof cmd, "%s --raw-id --no-indent --no-header --no-color %s", CLDM_SPIRV_DIS,
-           p);
+  snprintf(cmd, sizeof cmd, "%s --raw-id --no-indent --no-header --no-color %s", CLDM_SPIRV_DIS, p);
   if (run(cmd, &out))
     fail_msg("spirv-dis failed: %s", out);
   unlink(p), free(p);

@@ -1,0 +1,110 @@
+/*
+ * layer_config.c — the environment knobs documented in README ("Knobs"), read once, on first
+ * use; a value that is not understood is reported (at log level error) and ignored:
+ *   CLDM_HEAP_SIZE   default heap size in bytes, K/M/G suffixes allowed (default: 8M)
+ *   CLDM_DUMP_DIR    directory where lowered SPIR-V modules are written (default: unset)
+ *   CLDM_HEAP_MEMORY svm | buffer: force the heap's memory kind (default: SVM if available)
+ *   CLDM_NVIDIA      on | off: serve NVIDIA devices without SPIR-V through the PTX route
+ *                    (default: on; off leaves NVIDIA's driver exactly as it reports itself)
+ *   CLDM_PTX_BACKEND path of the PTX backend library (default: libcldm-ptx.so next to the layer)
+ * CLDM_LOG is read by layer_log.c.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cldm_layer.h"
+
+static pthread_once_t cldm_config_once = PTHREAD_ONCE_INIT;
+static size_t cldm_config_heap_default = CL_DEVICE_HEAP_SIZE_DEFAULT_EXT;
+static const char *cldm_config_dump;
+static const char *cldm_config_memory;
+static int cldm_config_nvidia_on = 1;
+static const char *cldm_config_ptx;
+
+/* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
+static size_t cldm_config_parse_size(const char *s) {
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s)
+    return 0;
+  unsigned shift = 0;
+  switch (toupper((unsigned char)*end)) {
+  case 'K':
+    shift = 10;
+    end++;
+    break;
+  case 'M':
+    shift = 20;
+    end++;
+    break;
+  case 'G':
+    shift = 30;
+    end++;
+    break;
+  default:
+    break;
+  }
+  if (*end == 'i')
+    end++;
+  if (toupper((unsigned char)*end) == 'B')
+    end++;
+  if (*end != '\0' || v > (SIZE_MAX >> shift))
+    return 0;
+  return (size_t)(v << shift);
+}
+
+static void cldm_config_read(void) {
+  const char *hs = getenv("CLDM_HEAP_SIZE");
+  if (hs) {
+    size_t v = cldm_config_parse_size(hs);
+    if (v >= CL_DEVICE_HEAP_SIZE_MIN_EXT)
+      cldm_config_heap_default = v;
+    else
+      cldm_log(CLDM_LOG_ERROR, "CLDM_HEAP_SIZE=%s is not a size >= 1M; using 8M", hs);
+  }
+  const char *dd = getenv("CLDM_DUMP_DIR");
+  if (dd && *dd)
+    cldm_config_dump = dd;
+  const char *hm = getenv("CLDM_HEAP_MEMORY");
+  if (hm && (!strcmp(hm, "svm") || !strcmp(hm, "buffer")))
+    cldm_config_memory = hm;
+  else if (hm && *hm)
+    cldm_log(CLDM_LOG_ERROR, "CLDM_HEAP_MEMORY=%s is not svm or buffer; ignored", hm);
+  const char *nv = getenv("CLDM_NVIDIA");
+  if (nv && !strcmp(nv, "off"))
+    cldm_config_nvidia_on = 0;
+  else if (nv && *nv && strcmp(nv, "on"))
+    cldm_log(CLDM_LOG_ERROR, "CLDM_NVIDIA=%s is not on or off; ignored", nv);
+  const char *pb = getenv("CLDM_PTX_BACKEND");
+  if (pb && *pb)
+    cldm_config_ptx = pb;
+}
+
+static void cldm_config_init(void) { pthread_once(&cldm_config_once, cldm_config_read); }
+
+size_t cldm_config_default_heap_size(void) {
+  cldm_config_init();
+  return cldm_config_heap_default;
+}
+
+const char *cldm_config_dump_dir(void) {
+  cldm_config_init();
+  return cldm_config_dump;
+}
+
+const char *cldm_config_heap_memory(void) {
+  cldm_config_init();
+  return cldm_config_memory;
+}
+
+int cldm_config_nvidia(void) {
+  cldm_config_init();
+  return cldm_config_nvidia_on;
+}
+
+const char *cldm_config_ptx_backend(void) {
+  cldm_config_init();
+  return cldm_config_ptx;
+}

@@ -1,0 +1,325 @@
+/*
+ * test_layer_ptx.c — the PTX route (layer_ptx.c, layer_build.c; spec 1.1, 1.5, 3.4) on the
+ * NVIDIA-like stub ICD (stub_icd.c built with STUB_NVIDIA: NVIDIA's vendor id, no IL, a
+ * compute capability, programs from binaries), under both loaders. The layer makes the device
+ * a SPIR-V device (IL version, cl_khr_il_program and cl_ext_device_malloc in the extension
+ * queries, clCreateProgramWithILKHR) and hands the driver PTX: CL_PROGRAM_BINARIES of a program
+ * created from IL is PTX text with the kernels as entries (the hidden heap pointer last),
+ * CL_PROGRAM_IL still returns the application's module, build options that do not apply to a
+ * compiled module are dropped; a module the backend cannot translate builds with a failure
+ * and the reason as its build log; compile + link translate the inputs together.
+ * With argument "off" (run with CLDM_NVIDIA=off) the device is left as the driver reports it.
+ * Arguments: [off] DIR — DIR holds alloc_basic.spv, noalloc.spv, link_lib.spv,
+ * link_main_plain.spv (tests/e2e) and image.spv (tests/ptx).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cldm_test_util.h"
+#include "cldm_cl_device.h"
+#include "cldm_file.h"
+#include "stub_icd.h"
+
+static const char *e2e_dir, *ptx_dir;
+static cl_device_id dev;
+static cl_platform_id plat;
+static cl_context ctx;
+
+static void *read_kernel(const char *dir, const char *name, size_t *size) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  void *buf = cldm_file_read(path, size);
+  if (!buf)
+    fail_msg("cannot read %s", path);
+  return buf;
+}
+
+static char *device_string(cl_device_info name) {
+  size_t n = 0;
+  assert_int_equal(clGetDeviceInfo(dev, name, 0, NULL, &n), CL_SUCCESS);
+  char *s = malloc(n);
+  assert_int_equal(clGetDeviceInfo(dev, name, n, s, NULL), CL_SUCCESS);
+  assert_int_equal(strlen(s) + 1, n);
+  return s;
+}
+
+static int has_name_version(cl_device_info name, const char *what, cl_version *version) {
+  size_t n = 0;
+  assert_int_equal(clGetDeviceInfo(dev, name, 0, NULL, &n), CL_SUCCESS);
+  cl_name_version *v = malloc(n ? n : 1);
+  assert_int_equal(clGetDeviceInfo(dev, name, n, v, NULL), CL_SUCCESS);
+  int found = 0;
+  for (size_t i = 0; i < n / sizeof(*v); i++)
+    if (!strcmp(v[i].name, what)) {
+      found++;
+      if (version)
+        *version = v[i].version;
+    }
+  free(v);
+  return found;
+}
+
+/* The PTX the driver holds for program p (CL_PROGRAM_BINARIES), NUL-terminated. */
+static char *program_binary(cl_program p) {
+  size_t size = 0;
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL),
+                   CL_SUCCESS);
+  assert_true(size > 0);
+  unsigned char *bin = malloc(size + 1);
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL), CL_SUCCESS);
+  bin[size] = '\0';
+  return (char *)bin;
+}
+
+static char *build_log(cl_program p) {
+  size_t n = 0;
+  assert_int_equal(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n), CL_SUCCESS);
+  char *log = malloc(n);
+  assert_int_equal(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, n, log, NULL), CL_SUCCESS);
+  return log;
+}
+
+static const char *last_build_options(void) {
+  typedef const char *(*fn_t)(void);
+  fn_t fn = (fn_t)clGetExtensionFunctionAddressForPlatform(plat, STUB_LAST_BUILD_OPTIONS_FUNCTION);
+  assert_non_null(fn);
+  return fn();
+}
+
+static cl_program create(const char *dir, const char *name, void **il, size_t *size) {
+  *il = read_kernel(dir, name, size);
+  cl_int err;
+  cl_program p = clCreateProgramWithIL(ctx, *il, *size, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_non_null(p);
+  return p;
+}
+
+static void assert_il_returned(cl_program p, const void *il, size_t size) {
+  size_t got = 0;
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_IL, 0, NULL, &got), CL_SUCCESS);
+  assert_int_equal(got, size);
+  void *buf = malloc(size);
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_IL, size, buf, NULL), CL_SUCCESS);
+  assert_memory_equal(buf, il, size);
+  free(buf);
+}
+
+static void test_loader(void **state) {
+  char why[4200];
+  if (!cldm_test_loader_matches(why, sizeof(why)))
+    fail_msg("%s", why);
+}
+
+/* ---- advertising (spec 1.1) --------------------------------------------------------------- */
+
+static void test_device_becomes_spirv_device(void **state) {
+  /* the first device query loaded the translator (this is an NVIDIA device without IL) */
+  size_t il_size = 0;
+  assert_int_equal(clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, 0, NULL, &il_size), CL_SUCCESS);
+  assert_true(cldm_test_mapped("libcldm-ptx"));
+  char *il = device_string(CL_DEVICE_IL_VERSION);
+  assert_string_equal(il, "SPIR-V_1.0 SPIR-V_1.1 SPIR-V_1.2");
+  free(il);
+  cl_version v = 0;
+  assert_int_equal(has_name_version(CL_DEVICE_ILS_WITH_VERSION, "SPIR-V", NULL), 3);
+  char *ext = device_string(CL_DEVICE_EXTENSIONS);
+  assert_non_null(strstr(ext, STUB_NV_DEVICE_EXTENSIONS)); /* the driver's list, kept */
+  assert_true(cldm_cl_has_word(ext, "cl_khr_il_program"));
+  assert_true(cldm_cl_has_word(ext, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME));
+  free(ext);
+  assert_int_equal(has_name_version(CL_DEVICE_EXTENSIONS_WITH_VERSION, "cl_khr_il_program", &v), 1);
+  assert_int_equal(v, CL_MAKE_VERSION(1, 0, 0));
+  assert_int_equal(
+      has_name_version(CL_DEVICE_EXTENSIONS_WITH_VERSION, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME, &v),
+      1);
+  assert_int_equal(v, CL_EXT_DEVICE_MALLOC_EXTENSION_VERSION);
+  size_t n = 0;
+  assert_int_equal(clGetPlatformInfo(plat, CL_PLATFORM_EXTENSIONS, 0, NULL, &n), CL_SUCCESS);
+  char *pext = malloc(n);
+  assert_int_equal(clGetPlatformInfo(plat, CL_PLATFORM_EXTENSIONS, n, pext, NULL), CL_SUCCESS);
+  assert_true(cldm_cl_has_word(pext, "cl_khr_il_program"));
+  assert_true(cldm_cl_has_word(pext, CL_EXT_DEVICE_MALLOC_EXTENSION_NAME));
+  free(pext);
+  assert_non_null(clGetExtensionFunctionAddressForPlatform(plat, "clCreateProgramWithILKHR"));
+  assert_non_null(clGetExtensionFunctionAddressForPlatform(plat, "clSetDeviceHeapSizeEXT"));
+  size_t heap = 0;
+  assert_int_equal(clGetDeviceInfo(dev, CL_DEVICE_HEAP_SIZE_EXT, sizeof(heap), &heap, NULL),
+                   CL_SUCCESS);
+  assert_int_equal(heap, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT);
+}
+
+/* ---- programs ----------------------------------------------------------------------------- */
+
+static void test_allocating_module_becomes_ptx(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "alloc_basic.spv", &il, &size);
+  char *ptx = program_binary(p);
+  assert_non_null(strstr(ptx, ".version "));
+  assert_non_null(strstr(ptx, ".target sm_86")); /* 9.0 is newer than LLVM 15 knows */
+  assert_non_null(strstr(ptx, ".entry "));
+  assert_null(strstr(ptx, "malloc")); /* the allocator is linked in, under its own names */
+  assert_non_null(strstr(ptx, "membar.gl"));
+  assert_il_returned(p, il, size);
+  /* options a compiled module ignores are dropped; the rest reach the driver */
+  assert_int_equal(clBuildProgram(p, 1, &dev,
+                                  "-DX=1 -D Y -I /tmp -cl-std=CL2.0 -cl-mad-enable -Iinc "
+                                  "-cl-fast-relaxed-math",
+                                  NULL, NULL),
+                   CL_SUCCESS);
+  assert_string_equal(last_build_options(), "-cl-mad-enable -cl-fast-relaxed-math");
+  cl_build_status status = CL_BUILD_NONE;
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
+  assert_int_equal(status, CL_BUILD_SUCCESS);
+  free(ptx);
+  free(il);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+}
+
+static void test_non_allocating_module_becomes_ptx(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "noalloc.spv", &il, &size);
+  char *ptx = program_binary(p);
+  assert_non_null(strstr(ptx, ".entry add_one("));
+  assert_il_returned(p, il, size);
+  assert_int_equal(clBuildProgram(p, 1, &dev, NULL, NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), "");
+  free(ptx);
+  free(il);
+  clReleaseProgram(p);
+}
+
+static void test_untranslatable_module_fails_to_build(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(ptx_dir, "image.spv", &il, &size);
+  assert_il_returned(p, il, size);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "", NULL, NULL), CL_BUILD_PROGRAM_FAILURE);
+  cl_build_status status = CL_BUILD_SUCCESS;
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
+  assert_int_equal(status, CL_BUILD_ERROR);
+  char *log = build_log(p);
+  if (!strstr(log, "PTX translation failed") || !strstr(log, "image"))
+    fail_msg("build log does not give the reason: \"%s\"", log);
+  free(log);
+  assert_int_equal(clCompileProgram(p, 1, &dev, "", 0, NULL, NULL, NULL, NULL),
+                   CL_COMPILE_PROGRAM_FAILURE);
+  free(il);
+  clReleaseProgram(p);
+}
+
+static void test_malformed_module_rejected(void **state) {
+  uint32_t junk[8] = {0x07230203u, 0x00010000u, 0, 100, 0, 0xFFFFFFFFu, 1, 2};
+  cl_int err = CL_SUCCESS;
+  cl_program p = clCreateProgramWithIL(ctx, junk, sizeof(junk), &err);
+  assert_null(p);
+  assert_int_equal(err, CL_INVALID_VALUE);
+}
+
+static void test_compile_and_link(void **state) {
+  void *il_lib, *il_main, *il_alloc;
+  size_t n_lib, n_main, n_alloc;
+  cl_program lib = create(e2e_dir, "link_lib.spv", &il_lib, &n_lib);
+  cl_program plain = create(e2e_dir, "link_main_plain.spv", &il_main, &n_main);
+  cl_program whole = create(e2e_dir, "alloc_basic.spv", &il_alloc, &n_alloc);
+  cl_program inputs[2] = {plain, lib};
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(clCompileProgram(inputs[i], 1, &dev, "-DZ", 0, NULL, NULL, NULL, NULL),
+                     CL_SUCCESS);
+  cl_int err;
+  cl_program linked =
+      clLinkProgram(ctx, 1, &dev, "-cl-denorms-are-zero", 2, inputs, NULL, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_non_null(linked);
+  assert_string_equal(last_build_options(), "-cl-denorms-are-zero");
+  char *ptx = program_binary(linked);
+  assert_non_null(strstr(ptx, ".entry use_twice("));
+  assert_non_null(strstr(ptx, ".entry lib_fill("));
+  free(ptx);
+  /* a whole program compiled and linked alone */
+  assert_int_equal(clCompileProgram(whole, 1, &dev, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_program alone = clLinkProgram(ctx, 1, &dev, "", 1, &whole, NULL, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  ptx = program_binary(alone);
+  assert_non_null(strstr(ptx, ".entry "));
+  free(ptx);
+  /* the linked program cannot be linked again on this route: a clear error */
+  cl_program again = clLinkProgram(ctx, 1, &dev, "", 1, &linked, NULL, NULL, &err);
+  assert_null(again);
+  assert_int_equal(err, CL_INVALID_OPERATION);
+  clReleaseProgram(alone);
+  clReleaseProgram(linked);
+  clReleaseProgram(whole);
+  clReleaseProgram(plain);
+  clReleaseProgram(lib);
+  free(il_lib);
+  free(il_main);
+  free(il_alloc);
+}
+
+/* ---- CLDM_NVIDIA=off ---------------------------------------------------------------------- */
+
+static void test_route_off(void **state) {
+  assert_false(cldm_test_mapped("libcldm-ptx")); /* switched off: never loaded */
+  char *il = device_string(CL_DEVICE_IL_VERSION);
+  assert_string_equal(il, ""); /* the driver's own answer */
+  free(il);
+  char *ext = device_string(CL_DEVICE_EXTENSIONS);
+  assert_string_equal(ext, STUB_NV_DEVICE_EXTENSIONS);
+  free(ext);
+  size_t size;
+  void *spv = read_kernel(e2e_dir, "alloc_basic.spv", &size);
+  cl_int err = CL_SUCCESS;
+  assert_null(clCreateProgramWithIL(ctx, spv, size, &err));
+  assert_int_equal(err, CL_INVALID_OPERATION); /* what the driver says */
+  free(spv);
+}
+
+static int setup(void **state) {
+  dev = cldm_cl_find_device("stub-nv", NULL, &plat);
+  assert_non_null(dev);
+  cl_int err;
+  ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  return 0;
+}
+
+static int teardown(void **state) {
+  clReleaseContext(ctx);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int off = argc > 1 && !strcmp(argv[1], "off");
+  if (argc < 3 + off) {
+    fprintf(stderr, "usage: test_layer_ptx [off] E2E_KERNEL_DIR PTX_KERNEL_DIR\n");
+    return 2;
+  }
+  e2e_dir = argv[1 + off];
+  ptx_dir = argv[2 + off];
+  if (off) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_loader),
+                                       cmocka_unit_test(test_route_off)};
+    return cmocka_run_group_tests_name("ptx route off", tests, setup, teardown);
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_loader),
+      cmocka_unit_test(test_device_becomes_spirv_device),
+      cmocka_unit_test(test_allocating_module_becomes_ptx),
+      cmocka_unit_test(test_non_allocating_module_becomes_ptx),
+      cmocka_unit_test(test_untranslatable_module_fails_to_build),
+      cmocka_unit_test(test_malformed_module_rejected),
+      cmocka_unit_test(test_compile_and_link),
+  };
+  return cmocka_run_group_tests_name("ptx route", tests, setup, teardown);
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# tools/gpu-pack.sh — packs what an NVIDIA machine needs to run the project's PTX route into one
+# tar.xz (at most 64 MiB): the layer and the PTX backend, the LLVM 15 run-time libraries the
+# backend needs, libclc's NVPTX library, the tools, demos and benchmarks, their SPIR-V
+# modules, and the PTX translated here. Built from an existing build directory
+# (tools/build.sh first).
+#
+#   tools/gpu-pack.sh [-o OUT.tar.xz] [--build DIR] [--sm NN] [--bin FILE]... [--data FILE]...
+#
+#   -o        the archive (default: BUILD/cldm-gpu-pack.tar.xz)
+#   --build   the build directory (default: $CLDM_BUILD_DIR or build/)
+#   --sm      compute capability the pre-translated PTX is made for (default 90, the H200)
+#   --bin     one more executable for bin/ (repeat); CLDM_PACK_BINS (space-separated paths
+#             relative to the build directory) replaces the default list below
+#   --data    one more file for share/extra/ (repeat)
+#
+# Layout of the archive (one top directory, cldm-gpu-pack/):
+#   run-tests.sh    tools/gpu-run.sh: the end-to-end tests of tests.list (tools/gpu-tests.py)
+#                   and the demo, under ocl-icd and the Khronos loader, with the layer
+#   tests.list      those tests, as ctest lists them; data/ their SPIR-V
+#   run.sh          run.sh [--layer] COMMAND [ARGS...]: runs COMMAND with the pack's libraries
+#                   (LD_LIBRARY_PATH), libclc (CLDM_LIBCLC_DIR), NVIDIA's ICD
+#                   (OCL_ICD_FILENAMES=libnvidia-opencl.so.1 unless set) and, with --layer,
+#                   the layer (OPENCL_LAYERS)
+#   bin/            executables (stripped of debug information)
+#   lib/            libcldm-layer.so, libcldm-ptx.so, libLLVM-15.so.1, libLLVMSPIRVLib.so.15;
+#                   lib/khronos/ the Khronos OpenCL-ICD-Loader (tools/deps.sh's copy),
+#                   lib/ocl-icd/ the system's ocl-icd (the machine's own loader is not used)
+#   lib/fallback/   the other non-glibc libraries they need (ldd); run.sh uses only those the
+#                   machine lacks (ldconfig -p), so newer system copies win
+#   share/clc/      nvptx64--nvidiacl.bc (found by libcldm-ptx.so next to itself, ../share/clc)
+#   share/spv/      SPIR-V modules: examples/, e2e/, bench/
+#   share/ptx/      PTX made here by `cldm-spirv ptx --sm NN` from those modules
+#   share/extra/    --data files
+#   MANIFEST        file list with sizes
+# glibc, libstdc++ and libgcc_s are the machine's own (Ubuntu 24.04's are newer than Debian
+# 12's); so is the OpenCL ICD loader.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CLDM_BUILD_DIR:-$root/build}
+out="" sm=90
+extra_bins=() extra_data=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) out=$2; shift 2 ;;
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --sm) sm=$2; shift 2 ;;
+    --bin) extra_bins+=("$2"); shift 2 ;;
+    --data) extra_data+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    *) echo "gpu-pack: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+out=${out:-$build/cldm-gpu-pack.tar.xz}
+limit=$((64 * 1024 * 1024))
+log() { printf '[gpu-pack] %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+default_bins="tools/cldm-spirv/cldm-spirv bench/alloc/cldm_bench_alloc"
+bins=()
+for b in ${CLDM_PACK_BINS:-$default_bins}; do bins+=("$build/$b"); done
+# the end-to-end tests (and the examples) that run-tests.sh runs, from ctest's own list
+while read -r exe; do bins+=("$exe"); done < <(python3 "$root/tools/gpu-tests.py" --executables "$build")
+bins+=("${extra_bins[@]+"${extra_bins[@]}"}")
+core_libs=("$build/layer/libcldm-layer.so" "$build/layer/libcldm-ptx.so")
+for f in "${bins[@]}" "${core_libs[@]}"; do
+  [ -f "$f" ] || die "$f not built (tools/build.sh, or drop it from CLDM_PACK_BINS)"
+done
+libclc=$(sed -n 's/^CLDM_PTX_LIBCLC_DIR:INTERNAL=//p' "$build/CMakeCache.txt")/nvptx64--nvidiacl.bc
+[ -f "$libclc" ] || die "libclc's nvptx64--nvidiacl.bc not found ($libclc): install libclc-15"
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+top=$stage/cldm-gpu-pack
+mkdir -p "$top"/{bin,lib/fallback,share/clc,share/spv/examples,share/spv/e2e,share/spv/bench,share/ptx,share/extra}
+
+# Executables and our libraries, without debug information.
+for f in "${bins[@]}"; do strip --strip-debug -o "$top/bin/$(basename "$f")" "$f"; done
+for f in "${core_libs[@]}"; do strip --strip-debug -o "$top/lib/$(basename "$f")" "$f"; done
+
+# Shared-library dependencies (ldd, resolved here): LLVM's two in lib/, the rest in
+# lib/fallback/, except what every Linux system has and must keep its own.
+system_re='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s|libOpenCL)\.so'
+declare -A seen=()
+for f in "${bins[@]}" "${core_libs[@]}"; do
+  while read -r so path; do
+    [ -n "$path" ] && [ -f "$path" ] || continue
+    [[ $so =~ $system_re ]] && continue
+    [ -n "${seen[$so]:-}" ] && continue
+    seen[$so]=1
+    case $so in
+      libcldm-*) continue ;;
+      libLLVM-15.so*|libLLVMSPIRVLib.so*) cp -L "$path" "$top/lib/$so" ;;
+      *) cp -L "$path" "$top/lib/fallback/$so" ;;
+    esac
+  done < <(ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3} $2 == "=>" && $3 == "not" {print $1, ""}')
+  if ldd "$f" | grep -q "not found"; then die "$f: $(ldd "$f" | grep 'not found' | head -1)"; fi
+done
+[ -f "$top/lib/libLLVM-15.so.1" ] || die "libLLVM-15.so.1 not among libcldm-ptx.so's dependencies"
+
+cp "$libclc" "$top/share/clc/"
+# the tests' list and runner, their data (SPIR-V under the build directory's own paths), and
+# the Khronos loader for the tests' second loader (ocl-icd is the machine's)
+python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
+cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
+chmod +x "$top/run-tests.sh"
+(cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
+  ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv) | while read -r f; do
+  mkdir -p "$top/data/$(dirname "$f")"
+  cp "$build/$f" "$top/data/$f"
+done
+khronos=$(sed -n 's/^CLDM_KHRONOS_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
+[ -f "$khronos/libOpenCL.so.1" ] || die "the Khronos loader is not in '$khronos' (tools/deps.sh)"
+mkdir -p "$top/lib/khronos" "$top/lib/ocl-icd"
+cp -L "$khronos/libOpenCL.so.1" "$top/lib/khronos/"
+ocl_icd=$(ldconfig -p | sed -n 's/^[[:space:]]*libOpenCL.so.1 (libc6,x86-64) => //p' | head -1)
+[ -f "$ocl_icd" ] || die "ocl-icd's libOpenCL.so.1 not found (ocl-icd-libopencl1)"
+cp -L "$ocl_icd" "$top/lib/ocl-icd/libOpenCL.so.1"
+cp "$build"/examples/spv/*.spv "$top/share/spv/examples/"
+cp "$build"/tests/e2e/kernels/*.spv "$top/share/spv/e2e/" 2>/dev/null || true
+cp "$build"/bench/alloc/*.spv "$top/share/spv/bench/" 2>/dev/null || true
+for f in "${extra_data[@]+"${extra_data[@]}"}"; do cp "$f" "$top/share/extra/"; done
+
+# PTX made here, for running without the layer (clCreateProgramWithBinary).
+tool=$build/tools/cldm-spirv/cldm-spirv
+for f in "$top"/share/spv/examples/lists.spv "$top"/share/spv/examples/producer.spv \
+         "$top"/share/spv/examples/consumer.spv "$top"/share/spv/bench/*cl12*.spv; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f" .spv)
+  CLDM_LIBCLC_DIR=$(dirname "$libclc") "$tool" ptx --sm "$sm" "$f" -o "$top/share/ptx/$name.ptx" ||
+    die "cldm-spirv ptx $f failed"
+done
+
+cat > "$top/run.sh" <<'EOF'
+#!/bin/sh
+# run.sh [--layer] COMMAND [ARGS...] — runs COMMAND with this pack's libraries and libclc, on
+# NVIDIA's OpenCL driver (OCL_ICD_FILENAMES=libnvidia-opencl.so.1 unless set); --layer also
+# enables the cl_ext_device_malloc layer (OPENCL_LAYERS). Libraries of lib/fallback/ are used
+# only where the machine lacks them (ldconfig -p).
+set -eu
+root=$(cd "$(dirname "$0")" && pwd)
+active=$root/lib/.fallback-active
+mkdir -p "$active" 2>/dev/null || active=$(mktemp -d)
+for f in "$root"/lib/fallback/*; do
+  [ -e "$f" ] || continue
+  so=$(basename "$f")
+  if ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64"; then
+    ln -sf "$f" "$active/$so"
+  fi
+done
+LD_LIBRARY_PATH=$root/lib:$active${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+CLDM_LIBCLC_DIR=$root/share/clc
+PATH=$root/bin:$PATH
+OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libnvidia-opencl.so.1}
+export LD_LIBRARY_PATH CLDM_LIBCLC_DIR PATH OCL_ICD_FILENAMES
+if [ "${1:-}" = --layer ]; then
+  shift
+  OPENCL_LAYERS=$root/lib/libcldm-layer.so
+  export OPENCL_LAYERS
+fi
+[ $# -gt 0 ] || { echo "usage: run.sh [--layer] COMMAND [ARGS...]" >&2; exit 2; }
+exec "$@"
+EOF
+chmod +x "$top/run.sh"
+
+(cd "$top" && find . -type f ! -name MANIFEST -printf '%s\t%P\n' | sort -k2) > "$top/MANIFEST"
+log "compressing $(du -sh "$top" | cut -f1) (xz -9)"
+tar -C "$stage" -cf - cldm-gpu-pack | xz -9 -T0 > "$out.tmp"
+size=$(stat -c %s "$out.tmp")
+if [ "$size" -gt "$limit" ]; then
+  rm -f "$out.tmp"
+  die "archive is $size bytes, over the 64 MiB limit: drop binaries or data"
+fi
+mv "$out.tmp" "$out"
+log "wrote $out: $size bytes ($((size / 1024 / 1024)) MiB) of at most $limit"
+echo "$out"
