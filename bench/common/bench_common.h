@@ -55,7 +55,9 @@ BC_FN bc_u32 bc_kept(bc_u32 i, bc_u32 round) {
 
 /* List-building workload: work-item i emits bc_degree(i) values (0 .. 2 * avg), value j is
  * bc_value(i, j) (think of neighbour ids found by a graph expansion). */
-BC_FN bc_u32 bc_degree(bc_u32 i, bc_u32 avg) { return bc_hash(i * 0x9e3779b9u + 7u) % (2u * avg + 1u); }
+BC_FN bc_u32 bc_degree(bc_u32 i, bc_u32 avg) {
+  return bc_hash(i * 0x9e3779b9u + 7u) % (2u * avg + 1u);
+}
 BC_FN bc_u32 bc_value(bc_u32 i, bc_u32 j) { return bc_hash(i * 0x01000193u ^ (j + 0x5bd1e995u)); }
 
 #endif /* BENCH_COMMON_H */

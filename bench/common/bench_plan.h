@@ -36,8 +36,10 @@ static inline const char *bp_scale_name(int scale) {
 
 /* BP_QUICK/BP_MEDIUM/BP_FULL for "quick"/"medium"/"full", -1 otherwise. */
 static inline int bp_scale_parse(const char *s) {
-  return !strcmp(s, "quick") ? BP_QUICK : !strcmp(s, "medium") ? BP_MEDIUM
-         : !strcmp(s, "full") ? BP_FULL : -1;
+  return !strcmp(s, "quick")    ? BP_QUICK
+         : !strcmp(s, "medium") ? BP_MEDIUM
+         : !strcmp(s, "full")   ? BP_FULL
+                                : -1;
 }
 
 static inline uint64_t bp_pow2_floor(uint64_t x) {
@@ -114,13 +116,14 @@ static inline int bp_take(const bp_plan *p, const bp_entry *list, int count, uin
       out[n++] = list[i].value;
   return n;
 }
-#define BP_TAKE(plan, list, out) bp_take((plan), (list), (int)(sizeof(list) / sizeof((list)[0])), (out))
+#define BP_TAKE(plan, list, out)                                                                   \
+  bp_take((plan), (list), (int)(sizeof(list) / sizeof((list)[0])), (out))
 
 /* Case 1, throughput: block sizes (16 B - 4 KiB at up to n_max work-items, then 8 KiB - 1 MiB
  * at the work-items the heap allows). */
 static const bp_entry bp_throughput_sizes[] = {
-    {16, 1},    {32, 0},    {64, 1},     {128, 0},    {256, 1},    {512, 0},
-    {1024, 1},  {2048, 0},  {4096, 1},   {8192, 0},   {16384, 0},  {32768, 0},
+    {16, 1},    {32, 0},     {64, 1},     {128, 0},    {256, 1},    {512, 0},
+    {1024, 1},  {2048, 0},   {4096, 1},   {8192, 0},   {16384, 0},  {32768, 0},
     {65536, 1}, {131072, 0}, {262144, 0}, {524288, 0}, {1048576, 1}};
 
 /* Case 2, mixed sizes: the largest size of the range [16, size_max], and launch sizes. */
@@ -140,7 +143,8 @@ static const bp_entry bp_util_sizes[] = {{16, 1},    {64, 0},     {256, 1},
 /* Case 5, fragmentation: sizes in [16, BP_FRAG_MAX]; rounds with everything freed (steady)
  * and rounds that keep half their blocks until the heap is full (fill). */
 #define BP_FRAG_MAX 1024u
-static inline void bp_frag(const bp_plan *p, uint32_t *items, int *steady_rounds, int *fill_rounds) {
+static inline void bp_frag(const bp_plan *p, uint32_t *items, int *steady_rounds,
+                           int *fill_rounds) {
   /* about 24 rounds of half the blocks kept fill the heap */
   uint64_t avg = (16u + BP_FRAG_MAX) / 2;
   uint64_t n = bp_pow2_floor(p->fill_heap / (avg / 2 * 24));
@@ -158,8 +162,8 @@ static const bp_entry bp_oom_sizes[] = {{256, 1}, {256, 1}, {64, 1}, {4096, 1}, 
 
 /* Case 7, list building: launch sizes; average values per work-item. */
 #define BP_WORKLOAD_AVG 16u
-static const bp_entry bp_workload_items[] = {{1u << 12, 1}, {1u << 14, 1}, {1u << 16, 0},
-                                             {1u << 18, 0}, {1u << 20, 0}};
+static const bp_entry bp_workload_items[] = {
+    {1u << 12, 1}, {1u << 14, 1}, {1u << 16, 0}, {1u << 18, 0}, {1u << 20, 0}};
 
 /* Case 8, layer overhead: work-items of the latency launches. */
 #define BP_OVERHEAD_ITEMS 256u

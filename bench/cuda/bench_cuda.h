@@ -42,9 +42,9 @@ struct bc_series {
 };
 
 /* Output (main.cu): one CSV row, impl "cuda". */
-void bc_row(const char *case_name, const char *kernel, uint64_t size, uint64_t n,
-            const char *param, const char *metric, const char *unit, double value,
-            double median, int reps, uint64_t ops);
+void bc_row(const char *case_name, const char *kernel, uint64_t size, uint64_t n, const char *param,
+            const char *metric, const char *unit, double value, double median, int reps,
+            uint64_t ops);
 void bc_row_series(const char *case_name, const char *kernel, uint64_t size, uint64_t n,
                    const char *param, const char *metric, const char *unit, const bc_series &s,
                    uint64_t ops);

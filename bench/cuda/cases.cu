@@ -206,7 +206,8 @@ static void report_batch(const batch &b) {
   bc_row_series(b.case_name, "malloc_free", b.size, b.n, p, "time", "ms", b.tmf, b.blocks);
   bc_row_series(b.case_name, "bump", b.size, b.n, p, "time", "ms", b.tb, b.blocks);
   bc_row_series(b.case_name, "prealloc", b.size, b.n, p, "time", "ms", b.tp, b.blocks);
-  bc_progress(b.case_name, "S=%-7u N=%-7u %s malloc %.3f ms free %.3f m+f %.3f | bump %.3f "
+  bc_progress(b.case_name,
+              "S=%-7u N=%-7u %s malloc %.3f ms free %.3f m+f %.3f | bump %.3f "
               "prealloc %.3f | malloc/bump %.1fx",
               b.size, b.n, p, b.tm.best(), b.tf.best(), b.tmf.best(), b.tb.best(), b.tp.best(),
               b.tb.best() > 0 ? b.tm.best() / b.tb.best() : 0);
@@ -368,8 +369,9 @@ static void wl_report(const wl &w) {
   bc_row_series("workload", "prefix", 4, n, "", "consume", "ms", w.p_cons, w.total);
   bc_row_series("workload", "bump", 4, n, "", "produce", "ms", w.b_prod, w.total);
   bc_row_series("workload", "bump", 4, n, "", "consume", "ms", w.b_cons, w.total);
-  bc_progress("workload", "N=%-7u malloc %.3f ms (+free %.3f), count+scan+fill %.3f ms, bump %.3f ms",
-              n, w.m_prod.best(), w.m_free.best(), w.p_prod.best(), w.b_prod.best());
+  bc_progress("workload",
+              "N=%-7u malloc %.3f ms (+free %.3f), count+scan+fill %.3f ms, bump %.3f ms", n,
+              w.m_prod.best(), w.m_free.best(), w.p_prod.best(), w.b_prod.best());
 }
 
 void bc_case_workload(bc_ctx &c) {
@@ -568,12 +570,14 @@ void bc_case_oom(bc_ctx &c) {
     double recovered = first_bytes[first] ? (double)bytes / (double)first_bytes[first] : 0;
     double obtained = (double)bytes / (double)c.heap;
     bc_row("oom", "fill", size, f.items, param, "obtained", "fraction", obtained, obtained, 1, got);
-    bc_row("oom", "fill", size, f.items, param, "recovered", "fraction", recovered, recovered, 1, got);
+    bc_row("oom", "fill", size, f.items, param, "recovered", "fraction", recovered, recovered, 1,
+           got);
     bc_row("oom", "malloc_full", size, f.items, param, "late_successes", "count", (double)late,
            (double)late, (int)tfail.v.size() + 1, f.items);
     bc_row("oom", "fill", size, f.items, param, "time", "ms", t_fill, t_fill, 1, got);
     bc_row_series("oom", "malloc_full", size, f.items, param, "time", "ms", tfail, f.items);
-    bc_progress("oom", "round %d S=%-5u obtained %.1f %% of the heap (%.3f of round %d), %u failing "
+    bc_progress("oom",
+                "round %d S=%-5u obtained %.1f %% of the heap (%.3f of round %d), %u failing "
                 "mallocs %.3f ms, %llu late successes",
                 r, size, 100 * obtained, recovered, first, f.items, tfail.best(), late);
   }
@@ -628,8 +632,10 @@ void bc_case_fragmentation(bc_ctx &c) {
   }
   cudaFree(ptrs);
   if (ok)
-    bc_progress("fragmentation", "steady: range touched %.2f MiB after round 0, %.2f MiB after "
-                "round %d", first / 1048576, last / 1048576, steady_rounds - 1);
+    bc_progress("fragmentation",
+                "steady: range touched %.2f MiB after round 0, %.2f MiB after "
+                "round %d",
+                first / 1048576, last / 1048576, steady_rounds - 1);
   /* fill */
   cudaFree(errors);
   bc_heap_fresh(c);
@@ -694,7 +700,8 @@ void bc_case_fragmentation(bc_ctx &c) {
     cudaFree(p);
   }
   if (ok)
-    bc_progress("fragmentation", "fill: %zu rounds, heap %.0f %% full before the last, malloc "
+    bc_progress("fragmentation",
+                "fill: %zu rounds, heap %.0f %% full before the last, malloc "
                 "%.3f ms in round 0, %.3f ms in the last (%.2fx)",
                 rp.size(), 100 * fill_last, t_first, t_last, t_first > 0 ? t_last / t_first : 0);
   cudaFree(errors);

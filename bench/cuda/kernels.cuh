@@ -142,8 +142,8 @@ __global__ void k_overhead_alloc(u32 *out, u32 n) {
 }
 
 /* ---- base.cl ---- */
-__global__ void k_bump(unsigned char *arena, u32 *top, u64 *ptrs, u32 n, u32 size, u32 mixed,
-                       u32 k, u32 seed) {
+__global__ void k_bump(unsigned char *arena, u32 *top, u64 *ptrs, u32 n, u32 size, u32 mixed, u32 k,
+                       u32 seed) {
   u32 i = gid();
   if (i >= n)
     return;

@@ -53,19 +53,20 @@ double bc_series::median() const {
   return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
-void bc_row(const char *case_name, const char *kernel, uint64_t size, uint64_t n,
-            const char *param, const char *metric, const char *unit, double value,
-            double median, int reps, uint64_t ops) {
+void bc_row(const char *case_name, const char *kernel, uint64_t size, uint64_t n, const char *param,
+            const char *metric, const char *unit, double value, double median, int reps,
+            uint64_t ops) {
   fprintf(csv, "cuda,%s,%s,%llu,%llu,%s,%s,%s,%.6g,%.6g,%d,%llu\n", case_name, kernel,
-          (unsigned long long)size, (unsigned long long)n, param ? param : "", metric, unit,
-          value, median, reps, (unsigned long long)ops);
+          (unsigned long long)size, (unsigned long long)n, param ? param : "", metric, unit, value,
+          median, reps, (unsigned long long)ops);
   fflush(csv);
 }
 
 void bc_row_series(const char *case_name, const char *kernel, uint64_t size, uint64_t n,
                    const char *param, const char *metric, const char *unit, const bc_series &s,
                    uint64_t ops) {
-  bc_row(case_name, kernel, size, n, param, metric, unit, s.best(), s.median(), (int)s.v.size(), ops);
+  bc_row(case_name, kernel, size, n, param, metric, unit, s.best(), s.median(), (int)s.v.size(),
+         ops);
 }
 
 void bc_progress(const char *case_name, const char *fmt, ...) {
@@ -139,13 +140,15 @@ static void write_meta(const char *dir, const cudaDeviceProp &p, const bp_plan &
   json_string(f, host);
   fprintf(f, ",\n  \"device\": ");
   json_string(f, p.name);
-  fprintf(f, ",\n  \"compute_capability\": \"%d.%d\",\n  \"sms\": %d,\n  \"global_mem\": %llu,\n"
-             "  \"cuda_runtime\": %d,\n  \"cuda_driver\": %d,\n",
+  fprintf(f,
+          ",\n  \"compute_capability\": \"%d.%d\",\n  \"sms\": %d,\n  \"global_mem\": %llu,\n"
+          "  \"cuda_runtime\": %d,\n  \"cuda_driver\": %d,\n",
           p.major, p.minor, p.multiProcessorCount, (unsigned long long)p.totalGlobalMem, runtime,
           driver);
-  fprintf(f, "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"fill_heap\": %llu,\n  \"n_max\": %u,\n"
-             "  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
-             "  \"local_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
+  fprintf(f,
+          "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"fill_heap\": %llu,\n  \"n_max\": %u,\n"
+          "  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
+          "  \"local_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
           bp_scale_name(plan.scale), (unsigned long long)plan.heap,
           (unsigned long long)plan.fill_heap, plan.n_max, plan.fill_items, plan.reps,
           plan.latency_reps, plan.local, cases, seconds);
@@ -222,8 +225,9 @@ int main(int argc, char **argv) {
     if (cases >> (cnum - 1) & 1)
       snprintf(case_list + strlen(case_list), sizeof case_list - strlen(case_list), "%s%d",
                case_list[0] ? "," : "", cnum);
-  fprintf(stderr, "[bench-cuda] device: %s (sm_%d%d), %s scale, heap %llu MiB, fill heap %llu MiB, "
-                  "up to %u threads, best of %d after a warm-up\n",
+  fprintf(stderr,
+          "[bench-cuda] device: %s (sm_%d%d), %s scale, heap %llu MiB, fill heap %llu MiB, "
+          "up to %u threads, best of %d after a warm-up\n",
           prop.name, prop.major, prop.minor, bp_scale_name(plan.scale),
           (unsigned long long)(plan.heap >> 20), (unsigned long long)(plan.fill_heap >> 20),
           plan.n_max, plan.reps);

@@ -140,7 +140,8 @@ static void report_batch(batch *b) {
     snprintf(label, sizeof label, "sizes 16-%u ", b->size);
   if (!strcmp(c, "divergent"))
     snprintf(label, sizeof label, "k=%-2u ", b->k);
-  bs_progress(c, "S=%-7u N=%-7u %smalloc %.3f ms (%.1f M/s) free %.3f m+f %.3f | "
+  bs_progress(c,
+              "S=%-7u N=%-7u %smalloc %.3f ms (%.1f M/s) free %.3f m+f %.3f | "
               "bump %.3f prealloc %.3f | malloc/bump %.1fx malloc/prealloc %.1fx",
               b->size, b->n, label, m, (double)b->blocks / m / 1e3, bs_series_best(&b->tf),
               bs_series_best(&b->tmf), bump, pre, bump > 0 ? m / bump : 0, pre > 0 ? m / pre : 0);

@@ -107,15 +107,32 @@ void bs_case_utilisation(bs_session *s) {
       bs_series_add(&used, (double)in_use / (double)s->heap_usable);
     }
     {
-      bs_row u = {"fill", size, f.items, "", "utilisation", "fraction", bs_series_best(&frac),
-                  bs_series_median(&frac), frac.n, blocks};
+      bs_row u = {"fill",
+                  size,
+                  f.items,
+                  "",
+                  "utilisation",
+                  "fraction",
+                  bs_series_best(&frac),
+                  bs_series_median(&frac),
+                  frac.n,
+                  blocks};
       bs_out_row("utilisation", &u);
-      bs_row a = {"fill", size, f.items, "", "in_use", "fraction", bs_series_best(&used),
-                  bs_series_median(&used), used.n, blocks};
+      bs_row a = {"fill",
+                  size,
+                  f.items,
+                  "",
+                  "in_use",
+                  "fraction",
+                  bs_series_best(&used),
+                  bs_series_median(&used),
+                  used.n,
+                  blocks};
       bs_out_row("utilisation", &a);
       bs_out_series("utilisation", "fill", size, f.items, "", "time", "ms", &tfill, blocks);
       bs_out_series("utilisation", "fill_free", size, f.items, "", "time", "ms", &tfree, blocks);
-      bs_progress("utilisation", "S=%-7u %llu blocks = %.1f %% of the %llu MiB heap (allocator's "
+      bs_progress("utilisation",
+                  "S=%-7u %llu blocks = %.1f %% of the %llu MiB heap (allocator's "
                   "own count %.1f %%), fill %.2f ms, free %.2f ms",
                   size, (unsigned long long)blocks, 100 * bs_series_best(&frac),
                   (unsigned long long)(s->heap_usable >> 20), 100 * bs_series_best(&used),
@@ -180,20 +197,29 @@ void bs_case_oom(bs_session *s) {
     if (first == r)
       first_bytes[r] = bytes;
     double recovered = first_bytes[first] ? (double)bytes / (double)first_bytes[first] : 0;
-    bs_row o = {"fill", size, f.items, param, "obtained", "fraction",
-                (double)bytes / (double)s->heap_usable, 0, 1, (uint64_t)got};
+    bs_row o = {"fill",
+                size,
+                f.items,
+                param,
+                "obtained",
+                "fraction",
+                (double)bytes / (double)s->heap_usable,
+                0,
+                1,
+                (uint64_t)got};
     o.median = o.value;
     bs_out_row("oom", &o);
-    bs_row rc = {"fill", size, f.items, param, "recovered", "fraction", recovered, recovered, 1,
-                 (uint64_t)got};
+    bs_row rc = {"fill",     size,      f.items,   param, "recovered",
+                 "fraction", recovered, recovered, 1,     (uint64_t)got};
     bs_out_row("oom", &rc);
-    bs_row lt = {"malloc_full", size, f.items, param, "late_successes", "count", (double)late,
-                 (double)late, tfail.n + 1, f.items};
+    bs_row lt = {"malloc_full", size,         f.items,      param,       "late_successes",
+                 "count",       (double)late, (double)late, tfail.n + 1, f.items};
     bs_out_row("oom", &lt);
     bs_row tf = {"fill", size, f.items, param, "time", "ms", t_fill, t_fill, 1, (uint64_t)got};
     bs_out_row("oom", &tf);
     bs_out_series("oom", "malloc_full", size, f.items, param, "time", "ms", &tfail, f.items);
-    bs_progress("oom", "round %d S=%-5u obtained %.1f %% of the heap (%.3f of round %d), a "
+    bs_progress("oom",
+                "round %d S=%-5u obtained %.1f %% of the heap (%.3f of round %d), a "
                 "launch of %u failing mallocs %.3f ms, %llu late successes",
                 r, size, 100.0 * (double)bytes / (double)s->heap_usable, recovered, first, f.items,
                 bs_series_best(&tfail), (unsigned long long)late);

@@ -62,7 +62,8 @@ static void steady(bs_session *s, uint32_t n, int rounds, cl_mem errors, uint64_
       first = (double)(hi - lo);
     last = (double)(hi - lo);
   }
-  bs_progress("fragmentation", "steady: %d rounds of %u blocks (16-%u B) malloc + free: range "
+  bs_progress("fragmentation",
+              "steady: %d rounds of %u blocks (16-%u B) malloc + free: range "
               "touched %.2f MiB after round 0, %.2f MiB after round %d (%.2fx)",
               rounds, n, smax, first / 1048576, last / 1048576, rounds - 1,
               first > 0 ? last / first : 0);
@@ -145,7 +146,8 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
   if (ok && !check_errors(s, errors, "fragmentation fill"))
     ok = bs_check_heap_empty(s, "fragmentation fill", 0) == 0;
   if (ok)
-    bs_progress("fragmentation", "fill: %d rounds of %u blocks keeping half: heap %.0f %% full "
+    bs_progress("fragmentation",
+                "fill: %d rounds of %u blocks keeping half: heap %.0f %% full "
                 "before the last, malloc %.3f ms in round 0, %.3f ms in the last (%.2fx), "
                 "range touched %.1f %% of the heap",
                 done_rounds, n, 100 * fill_last, t_first, t_last,

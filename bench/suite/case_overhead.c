@@ -86,7 +86,8 @@ static void creation(cl_context ctx, cl_device_id dev, const void *il, size_t si
   }
 }
 
-static void creation_rows(const char *kernel, const char *param, bs_series *create, double build_ms) {
+static void creation_rows(const char *kernel, const char *param, bs_series *create,
+                          double build_ms) {
   bs_out_series("overhead", kernel, 0, 0, param, "create", "ms", create, 1);
   bs_row b = {kernel, 0, 0, param, "build", "ms", build_ms, build_ms, 1, 1};
   bs_out_row("overhead", &b);
@@ -142,8 +143,15 @@ static int run_child(const bs_opts *o, const bs_dev *d, const char *mode, child_
     if (layer || (strncmp(environ[i], "OPENCL_LAYERS=", 14) &&
                   strncmp(environ[i], "OPENCL_LAYER_PATH=", 18)))
       env[e++] = environ[i];
-  char *argv[] = {(char *)o->self, "--child", (char *)mode, "--device", (char *)d->name,
-                  "--kernels", (char *)o->kernels_dir, "--scale", (char *)bp_scale_name(o->scale),
+  char *argv[] = {(char *)o->self,
+                  "--child",
+                  (char *)mode,
+                  "--device",
+                  (char *)d->name,
+                  "--kernels",
+                  (char *)o->kernels_dir,
+                  "--scale",
+                  (char *)bp_scale_name(o->scale),
                   NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -191,7 +199,8 @@ void bs_case_overhead(const bs_opts *o, const bs_dev *d) {
   child_figures with = {0}, without = {0};
   if (run_child(o, d, "layer", &with) || run_child(o, d, "nolayer", &without))
     return;
-  bs_progress("overhead", "median k_noalloc enqueue %.1f us with the layer, %.1f us without; "
+  bs_progress("overhead",
+              "median k_noalloc enqueue %.1f us with the layer, %.1f us without; "
               "enqueue+finish %.1f / %.1f us; k_overhead_alloc %.1f / %.1f us; "
               "clCreateProgramWithIL (lowering) %.2f ms",
               with.enq, without.enq, with.fin, without.fin, with.alloc_enq, with.alloc_fin,
@@ -222,7 +231,8 @@ static void alloc_latency(cl_context ctx, cl_command_queue q, const bs_dev *d, c
   cl_ulong live = 1;
   BS_CHECK(d->heap_info(q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, sizeof live, &live, NULL));
   if (live) {
-    fprintf(stderr, "[bench] CHECK FAILED: overhead: %llu allocations live after k_overhead_alloc\n",
+    fprintf(stderr,
+            "[bench] CHECK FAILED: overhead: %llu allocations live after k_overhead_alloc\n",
             (unsigned long long)live);
     exit(1);
   }
@@ -238,8 +248,9 @@ int bs_overhead_child(const bs_opts *o) {
   if (bs_dev_open(&d, o->device, layer))
     return 2;
   if (!layer && d.has_ext) {
-    fprintf(stderr, "cldm-bench-suite --child nolayer: the device still reports %s: the layer is "
-                    "enabled by other means (OPENCL_LAYER_PATH, /etc/OpenCL/layers)\n",
+    fprintf(stderr,
+            "cldm-bench-suite --child nolayer: the device still reports %s: the layer is "
+            "enabled by other means (OPENCL_LAYER_PATH, /etc/OpenCL/layers)\n",
             CL_EXT_DEVICE_MALLOC_EXTENSION_NAME);
     return 3;
   }

@@ -24,8 +24,8 @@ static int check_sums(bs_session *s, cl_mem sums, const uint64_t *want, uint64_t
   bs_read(s, sums, (size_t)n * 8, got);
   for (uint32_t i = 0; i < n; i++)
     if (got[i] != want[i]) {
-      bs_fail("%s: work-item %u sums to %llu, %llu expected", what, i,
-              (unsigned long long)got[i], (unsigned long long)want[i]);
+      bs_fail("%s: work-item %u sums to %llu, %llu expected", what, i, (unsigned long long)got[i],
+              (unsigned long long)want[i]);
       return -1;
     }
   return 0;
@@ -165,7 +165,8 @@ static void wl_report(wl *w) {
   bs_out_series("workload", "bump", 4, n, "", "consume", "ms", &w->b_cons, total);
   double m = bs_series_best(&w->m_prod), p = bs_series_best(&w->p_prod);
   double b = bs_series_best(&w->b_prod);
-  bs_progress("workload", "N=%-7u %llu values: malloc %.3f ms (+free %.3f), count+scan+fill "
+  bs_progress("workload",
+              "N=%-7u %llu values: malloc %.3f ms (+free %.3f), count+scan+fill "
               "%.3f ms, bump %.3f ms | malloc/prefix %.2fx malloc/bump %.2fx",
               n, (unsigned long long)total, m, bs_series_best(&w->m_free), p, b, p > 0 ? m / p : 0,
               b > 0 ? m / b : 0);
@@ -190,8 +191,8 @@ void bs_case_workload(bs_session *s) {
     wl *w = &list[i];
     if (!w->failed)
       wl_report(w);
-    bs_series *all[] = {&w->m_prod, &w->m_cons, &w->m_free, &w->p_prod, &w->p_cons,
-                        &w->b_prod, &w->b_cons};
+    bs_series *all[] = {&w->m_prod, &w->m_cons, &w->m_free, &w->p_prod,
+                        &w->p_cons, &w->b_prod, &w->b_cons};
     for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
       bs_series_free(all[j]);
     free(w->want);

@@ -97,8 +97,8 @@ int bs_check_heap_empty(bs_session *s, const char *what, int no_failures) {
   if (live || used || invalid || failed) {
     bs_fail("%s: heap not empty after the frees: %llu live allocations, %llu bytes in use, "
             "%llu invalid frees, %llu failed allocations",
-            what, (unsigned long long)live, (unsigned long long)used,
-            (unsigned long long)invalid, (unsigned long long)failed);
+            what, (unsigned long long)live, (unsigned long long)used, (unsigned long long)invalid,
+            (unsigned long long)failed);
     return -1;
   }
   return 0;

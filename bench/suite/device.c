@@ -34,7 +34,8 @@ static void describe(bs_dev *d, cl_platform_id platform, cl_device_id dev) {
   memset(d, 0, sizeof *d);
   d->platform = platform;
   d->device = dev;
-  clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof d->platform_name - 1, d->platform_name, NULL);
+  clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof d->platform_name - 1, d->platform_name,
+                    NULL);
   info_string(dev, CL_DEVICE_NAME, d->name, sizeof d->name);
   info_string(dev, CL_DEVICE_VERSION, d->version, sizeof d->version);
   info_string(dev, CL_DRIVER_VERSION, d->driver, sizeof d->driver);

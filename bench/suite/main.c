@@ -22,7 +22,8 @@ static const char usage[] =
     "                          reports cl_ext_device_malloc\n"
     "  --kernels DIR           the suite's SPIR-V files (default: kernels/ next to this program)\n"
     "  --out DIR               where opencl.csv and opencl.meta.json go (default: .)\n"
-    "  --heap SIZE             main heap (cases 1-3, 7), bytes or K/M/G (default: from the device)\n"
+    "  --heap SIZE             main heap (cases 1-3, 7), bytes or K/M/G (default: from the "
+    "device)\n"
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions (after one warm-up)\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
@@ -30,8 +31,8 @@ static const char usage[] =
     "  --tag                   print the device's short name (for result folders), then exit\n"
     "Needs the layer: OPENCL_LAYERS=<build>/layer/libcldm-layer.so (see README).\n";
 
-static const char *case_names[BS_NUM_CASES] = {"throughput", "mixed", "divergent", "utilisation",
-                                               "fragmentation", "oom", "workload", "overhead"};
+static const char *case_names[BS_NUM_CASES] = {"throughput",    "mixed", "divergent", "utilisation",
+                                               "fragmentation", "oom",   "workload",  "overhead"};
 
 static uint64_t parse_size(const char *s) {
   char *end;
@@ -40,10 +41,23 @@ static uint64_t parse_size(const char *s) {
   if (errno || end == s || v < 0)
     return 0;
   switch (*end) {
-  case 'k': case 'K': v *= 1024; end++; break;
-  case 'm': case 'M': v *= 1048576; end++; break;
-  case 'g': case 'G': v *= 1073741824.0; end++; break;
-  default: break;
+  case 'k':
+  case 'K':
+    v *= 1024;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    v *= 1048576;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    v *= 1073741824.0;
+    end++;
+    break;
+  default:
+    break;
   }
   return *end ? 0 : (uint64_t)v;
 }
@@ -95,8 +109,7 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
       if (!o->child)
         return -1;
       i++;
-    }
-    else if (!strcmp(a, "--list-devices"))
+    } else if (!strcmp(a, "--list-devices"))
       *list = 1;
     else if (!strcmp(a, "--tag"))
       *tag = 1;
@@ -178,8 +191,9 @@ int main(int argc, char **argv) {
   for (int c = 1; c <= BS_NUM_CASES; c++)
     if (wanted(&o, c))
       snprintf(cases + strlen(cases), sizeof cases - strlen(cases), "%s%d", cases[0] ? "," : "", c);
-  fprintf(stderr, "[bench] device: %s (%s), %s scale, heap %llu MiB (cases 1-3, 7), fill heap "
-                  "%llu MiB (cases 4-6), up to %u work-items, best of %d after a warm-up\n",
+  fprintf(stderr,
+          "[bench] device: %s (%s), %s scale, heap %llu MiB (cases 1-3, 7), fill heap "
+          "%llu MiB (cases 4-6), up to %u work-items, best of %d after a warm-up\n",
           d.name, d.platform_name, bp_scale_name(plan.scale), (unsigned long long)(plan.heap >> 20),
           (unsigned long long)(plan.fill_heap >> 20), plan.n_max, plan.reps);
   double t0 = bs_now_us();

@@ -57,7 +57,7 @@ void bs_out_series(const char *case_name, const char *kernel, uint64_t size, uin
                    const char *param, const char *metric, const char *unit, const bs_series *s,
                    uint64_t ops) {
   bs_row r = {kernel, size, n, param, metric, unit, bs_series_best(s), bs_series_median(s),
-              s->n, ops};
+              s->n,   ops};
   bs_out_row(case_name, &r);
 }
 
@@ -107,13 +107,15 @@ void bs_out_meta(const char *out_dir, const bs_dev *d, const bp_plan *p, uint64_
   json_string(f, d->driver);
   fprintf(f, ",\n  \"compute_units\": %u,\n  \"max_mem_alloc\": %llu,\n  \"global_mem\": %llu,\n",
           d->units, (unsigned long long)d->max_alloc, (unsigned long long)d->global_mem);
-  fprintf(f, "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"heap_usable\": %llu,\n"
-             "  \"fill_heap\": %llu,\n  \"fill_heap_usable\": %llu,\n",
+  fprintf(f,
+          "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"heap_usable\": %llu,\n"
+          "  \"fill_heap\": %llu,\n  \"fill_heap_usable\": %llu,\n",
           bp_scale_name(p->scale), (unsigned long long)p->heap, (unsigned long long)main_usable,
           (unsigned long long)p->fill_heap, (unsigned long long)fill_usable);
-  fprintf(f, "  \"n_max\": %u,\n  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
-             "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"cases\": \"%s\",\n"
-             "  \"seconds\": %.1f,\n  \"failures\": ",
+  fprintf(f,
+          "  \"n_max\": %u,\n  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
+          "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"cases\": \"%s\",\n"
+          "  \"seconds\": %.1f,\n  \"failures\": ",
           p->n_max, p->fill_items, p->reps, p->latency_reps, p->create_reps, p->local, cases,
           seconds);
   json_string(f, failures);

@@ -19,7 +19,8 @@ void bs_check_cl(cl_int err, const char *what, const char *file, int line) {
   exit(2);
 }
 
-cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir, const char *file) {
+cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir,
+                         const char *file) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", kernels_dir, file);
   size_t size = 0;
@@ -55,7 +56,8 @@ void bs_session_open(bs_session *s, bs_dev *d, const bp_plan *plan, const char *
     fprintf(stderr, "cldm-bench-suite: clSetDeviceHeapSizeEXT(%llu) failed: %d%s\n",
             (unsigned long long)heap, err,
             err == CL_INVALID_OPERATION ? " (the previous context's heap was not freed when it "
-                                          "was released: the driver still held a reference)" : "");
+                                          "was released: the driver still held a reference)"
+                                        : "");
     exit(2);
   }
   s->ctx = clCreateContext(NULL, 1, &d->device, NULL, NULL, &err);
@@ -115,7 +117,8 @@ static int kernel_index(bs_session *s, const char *name) {
     k = clCreateKernel(s->base, name, &err);
   BS_CHECK(err);
   size_t wg = 0;
-  BS_CHECK(clGetKernelWorkGroupInfo(k, s->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+  BS_CHECK(
+      clGetKernelWorkGroupInfo(k, s->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
   int i = s->nkernels++;
   s->kernels[i].name = name;
   s->kernels[i].k = k;

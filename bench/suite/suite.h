@@ -29,15 +29,15 @@ void bs_check_cl(cl_int err, const char *what, const char *file, int line);
 /* ---- options (main.c) ---- */
 enum { BS_NUM_CASES = 8 };
 typedef struct bs_opts {
-  const char *device;      /* substring of the platform or device name; NULL: first with the extension */
-  const char *kernels_dir; /* the .spv (and overhead.cl) files */
-  const char *out_dir;     /* opencl.csv, opencl.meta.json */
-  int scale;               /* BP_QUICK, BP_MEDIUM, BP_FULL */
+  const char *device; /* substring of the platform or device name; NULL: first with the extension */
+  const char *kernels_dir;  /* the .spv (and overhead.cl) files */
+  const char *out_dir;      /* opencl.csv, opencl.meta.json */
+  int scale;                /* BP_QUICK, BP_MEDIUM, BP_FULL */
   uint64_t heap, fill_heap; /* 0: from the plan */
-  int reps;                /* 0: from the plan */
-  unsigned cases;          /* bit c-1 set: run case c */
-  int child;               /* internal: case 8's measurements, 1 with the layer, 2 without */
-  const char *self;        /* path of this executable (for the child) */
+  int reps;                 /* 0: from the plan */
+  unsigned cases;           /* bit c-1 set: run case c */
+  int child;                /* internal: case 8's measurements, 1 with the layer, 2 without */
+  const char *self;         /* path of this executable (for the child) */
 } bs_opts;
 
 /* ---- the device (device.c) ---- */
@@ -45,8 +45,8 @@ typedef struct bs_dev {
   cl_platform_id platform;
   cl_device_id device;
   char name[256], platform_name[256], version[256], driver[256];
-  int has_il;       /* CL_DEVICE_IL_VERSION names SPIR-V */
-  int has_ext;      /* CL_DEVICE_EXTENSIONS lists cl_ext_device_malloc */
+  int has_il;  /* CL_DEVICE_IL_VERSION names SPIR-V */
+  int has_ext; /* CL_DEVICE_EXTENSIONS lists cl_ext_device_malloc */
   cl_ulong max_alloc, global_mem;
   size_t max_wg;
   cl_uint units;
@@ -74,8 +74,12 @@ typedef struct bs_session {
   cl_command_queue plain; /* in-order, no profiling: host-clock latencies */
   cl_program alloc, base; /* kernels/alloc.spv (allocating), kernels/base.spv */
   uint64_t heap_setting;
-  uint64_t heap_usable;   /* CL_DEVICE_HEAP_INFO_SIZE_EXT */
-  struct { const char *name; cl_kernel k; size_t wg; } kernels[BS_MAX_KERNELS];
+  uint64_t heap_usable; /* CL_DEVICE_HEAP_INFO_SIZE_EXT */
+  struct {
+    const char *name;
+    cl_kernel k;
+    size_t wg;
+  } kernels[BS_MAX_KERNELS];
   int nkernels;
 } bs_session;
 
@@ -87,7 +91,8 @@ void bs_session_close(bs_session *s);
 /* The kernel `name` of the allocating or the base program (created once). */
 cl_kernel bs_kernel(bs_session *s, const char *name);
 /* A program created from kernels_dir/file with clCreateProgramWithIL and built. */
-cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir, const char *file);
+cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir,
+                         const char *file);
 
 cl_mem bs_buffer(bs_session *s, size_t bytes);
 void bs_read(bs_session *s, cl_mem m, size_t bytes, void *dst);
@@ -110,11 +115,11 @@ typedef struct bs_series {
   int n, cap;
 } bs_series;
 void bs_series_add(bs_series *s, double v);
-double bs_series_best(const bs_series *s);   /* smallest */
+double bs_series_best(const bs_series *s); /* smallest */
 double bs_series_median(const bs_series *s);
-double bs_series_worst(const bs_series *s);  /* largest */
+double bs_series_worst(const bs_series *s); /* largest */
 void bs_series_free(bs_series *s);
-double bs_now_us(void);                      /* monotonic clock, microseconds */
+double bs_now_us(void); /* monotonic clock, microseconds */
 /* Milliseconds from CL_PROFILING_COMMAND_START to _END of ev (waited for). */
 double bs_event_ms(cl_event ev);
 

@@ -123,8 +123,8 @@ kernel void k_wl_bump(global uint *out, global uint *top, global uint *offsets, 
 }
 
 /* Case 7: the sum of work-item i's values in a compact array (either variant). */
-kernel void k_wl_sum(global const uint *out, global const uint *offsets, global ulong *sums,
-                     uint n, uint avg) {
+kernel void k_wl_sum(global const uint *out, global const uint *offsets, global ulong *sums, uint n,
+                     uint avg) {
   uint i = get_global_id(0);
   if (i >= n)
     return;
