@@ -6,12 +6,14 @@
 # folder bench/results/<date>-<device>/ (or --out DIR).
 #
 #   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
-#                [--cuda PATH | --no-cuda] [--prebuilt DIR] [--note TEXT] [--no-plots]
-#                [--list-files] [-- SUITE OPTIONS...]
+#                [--cuda PATH | --no-cuda] [--prebuilt DIR] [--layer LIB] [--note TEXT]
+#                [--no-plots] [--list-files] [-- SUITE OPTIONS...]
 #
 #   --prebuilt DIR  take the programs, kernels and layer from DIR, a build directory or a copy
 #                   of the files `--list-files` names (same relative paths); nothing is built,
 #                   no cmake, ninja or clang needed
+#   --layer LIB     the layer to enable (default: DIR/layer/libcldm-layer.so; on NVIDIA's PTX
+#                   route libcldm-ptx.so must lie next to it)
 #   --list-files    print the files a prebuilt run needs (paths relative to the repository),
 #                   then exit
 # Options after -- go to cldm-bench-suite (e.g. -- --cases 1,4 --reps 3). The driver is taken
@@ -19,7 +21,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
-scale=full device="" out="" cuda="" no_cuda=0 prebuilt="" note="" no_plots=0 list=0
+scale=full device="" out="" cuda="" no_cuda=0 prebuilt="" layer="" note="" no_plots=0 list=0
 extra=()
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -31,11 +33,12 @@ while [ $# -gt 0 ]; do
     --cuda) cuda=${2:?}; shift ;;
     --no-cuda) no_cuda=1 ;;
     --prebuilt) prebuilt=${2:?}; shift ;;
+    --layer) layer=${2:?}; shift ;;
     --note) note=${2:?}; shift ;;
     --no-plots) no_plots=1 ;;
     --list-files) list=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
   esac
   shift
@@ -43,17 +46,19 @@ done
 case $scale in quick|medium|full) ;; *) die "--scale quick|medium|full" ;; esac
 [ -n "$prebuilt" ] && build=$(cd "$prebuilt" && pwd)
 
-# The files a run needs, relative to the build directory (the CUDA program where it was built).
+# The files a run needs, relative to the build directory (the layer unless --layer names one;
+# the PTX backend and the CUDA program where they were built).
 build_files=(bench/suite/cldm-bench-suite bench/suite/kernels/alloc.spv
   bench/suite/kernels/base.spv bench/suite/kernels/overhead.spv
-  bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv layer/libcldm-layer.so)
-optional_files=(bench/cuda/cldm-bench-cuda)
+  bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv)
+layer_file=layer/libcldm-layer.so
+optional_files=(layer/libcldm-ptx.so bench/cuda/cldm-bench-cuda)
 source_files=(bench/run.sh bench/report.py)
 
 if [ $list = 1 ]; then
   rel=${build#"$root"/}
   for f in "${source_files[@]}"; do echo "$f"; done
-  for f in "${build_files[@]}"; do echo "$rel/$f"; done
+  for f in "${build_files[@]}" "$layer_file"; do echo "$rel/$f"; done
   for f in "${optional_files[@]}"; do [ -e "$build/$f" ] && echo "$rel/$f"; done
   exit 0
 fi
@@ -61,9 +66,11 @@ fi
 if [ -z "$prebuilt" ]; then
   CLDM_BUILD_DIR=$build "$root/tools/build.sh" >&2
 fi
+[ -n "$layer" ] || layer=$build/$layer_file
 for f in "${build_files[@]}"; do
   [ -e "$build/$f" ] || die "missing $build/$f${prebuilt:+ (--prebuilt $prebuilt)}"
 done
+[ -e "$layer" ] || die "missing the layer $layer"
 suite=$build/bench/suite/cldm-bench-suite
 
 # OpenCL: our layer; the driver the caller chose, else the dev set-up's pocl.
@@ -72,7 +79,8 @@ if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ] && [ -e "$ro
   . "$root/tools/env.sh"
   [ -d "$CLDM_VENDORS_DIR" ] && export OCL_ICD_VENDORS=$CLDM_VENDORS_DIR
 fi
-export OPENCL_LAYERS=$build/layer/libcldm-layer.so
+OPENCL_LAYERS=$(cd "$(dirname "$layer")" && pwd)/$(basename "$layer")
+export OPENCL_LAYERS
 
 dev_args=()
 [ -n "$device" ] && dev_args=(--device "$device")
