@@ -2,8 +2,9 @@
 # tools/deps.sh — installs and builds everything the project needs outside the repo.
 #
 # On a fresh Debian 12 machine (as root) this:
-#   1. installs the Debian packages the build and the tests need (only those missing; libclc-15
-#      is the PTX backend's NVPTX built-in library, layer/ptx);
+#   1. installs the Debian packages the build, the tests and the benchmark plots need (only
+#      those missing; libclc-15 is the PTX backend's NVPTX built-in library, layer/ptx;
+#      python3-matplotlib draws bench/report.py's plots);
 #   2. builds pocl 6.0 with SPIR-V support from Debian trixie's source package into the
 #      dependency cache (bookworm's pocl 3.1 does not accept SPIR-V);
 #   3. unpacks the Khronos OpenCL-ICD-Loader (Debian sid's binary package
@@ -33,7 +34,7 @@ packages=(
   libclc-15
   libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
   spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
-  python3-numpy
+  python3-numpy python3-matplotlib
 )
 # Unpacked, never installed (step 5): python3-pyopencl and those of its Python dependencies
 # (apt-cache depends python3-pyopencl, recursively) that the packages above do not bring.

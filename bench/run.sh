@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# bench/run.sh — the benchmark suite in one command (bench/README.md): builds if needed
+# (tools/build.sh), runs cldm-bench-suite on an OpenCL device through the layer, then, on an
+# NVIDIA device where cldm-bench-cuda exists and a GPU answers, the CUDA program with the same
+# cases and heap sizes, and writes summary.md and PNG plots (bench/report.py) into a dated
+# folder bench/results/<date>-<device>/ (or --out DIR).
+#
+#   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
+#                [--cuda PATH | --no-cuda] [--prebuilt DIR] [--layer LIB] [--note TEXT]
+#                [--no-plots] [--list-files] [-- SUITE OPTIONS...]
+#
+#   --prebuilt DIR  take the programs, kernels and layer from DIR, a build directory or a copy
+#                   of the files `--list-files` names (same relative paths); nothing is built,
+#                   no cmake, ninja or clang needed
+#   --layer LIB     the layer to enable (default: DIR/layer/libcldm-layer.so; on NVIDIA's PTX
+#                   route libcldm-ptx.so must lie next to it)
+#   --list-files    print the files a prebuilt run needs (paths relative to the repository),
+#                   then exit
+# Options after -- go to cldm-bench-suite (e.g. -- --cases 1,4 --reps 3). The driver is taken
+# from OCL_ICD_VENDORS / OCL_ICD_FILENAMES when set, else from tools/env.sh's pocl (the dev set-up).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${CLDM_BUILD_DIR:-$root/build}
+scale=full device="" out="" cuda="" no_cuda=0 prebuilt="" layer="" note="" no_plots=0 list=0
+extra=()
+die() { echo "bench/run.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) scale=quick ;;
+    --scale) scale=${2:?}; shift ;;
+    --device) device=${2:?}; shift ;;
+    --out) out=${2:?}; shift ;;
+    --cuda) cuda=${2:?}; shift ;;
+    --no-cuda) no_cuda=1 ;;
+    --prebuilt) prebuilt=${2:?}; shift ;;
+    --layer) layer=${2:?}; shift ;;
+    --note) note=${2:?}; shift ;;
+    --no-plots) no_plots=1 ;;
+    --list-files) list=1 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $1 (--help)" ;;
+  esac
+  shift
+done
+case $scale in quick|medium|full) ;; *) die "--scale quick|medium|full" ;; esac
+[ -n "$prebuilt" ] && build=$(cd "$prebuilt" && pwd)
+
+# The files a run needs, relative to the build directory (the layer unless --layer names one;
+# the PTX backend and the CUDA program where they were built).
+build_files=(bench/suite/cldm-bench-suite bench/suite/kernels/alloc.spv
+  bench/suite/kernels/base.spv bench/suite/kernels/overhead.spv
+  bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv)
+layer_file=layer/libcldm-layer.so
+optional_files=(layer/libcldm-ptx.so bench/cuda/cldm-bench-cuda)
+source_files=(bench/run.sh bench/report.py)
+
+if [ $list = 1 ]; then
+  rel=${build#"$root"/}
+  for f in "${source_files[@]}"; do echo "$f"; done
+  for f in "${build_files[@]}" "$layer_file"; do echo "$rel/$f"; done
+  for f in "${optional_files[@]}"; do [ -e "$build/$f" ] && echo "$rel/$f"; done
+  exit 0
+fi
+
+if [ -z "$prebuilt" ]; then
+  CLDM_BUILD_DIR=$build "$root/tools/build.sh" >&2
+fi
+[ -n "$layer" ] || layer=$build/$layer_file
+for f in "${build_files[@]}"; do
+  [ -e "$build/$f" ] || die "missing $build/$f${prebuilt:+ (--prebuilt $prebuilt)}"
+done
+[ -e "$layer" ] || die "missing the layer $layer"
+suite=$build/bench/suite/cldm-bench-suite
+
+# OpenCL: our layer; the driver the caller chose, else the dev set-up's pocl.
+if [ -z "${OCL_ICD_VENDORS:-}" ] && [ -z "${OCL_ICD_FILENAMES:-}" ] && [ -e "$root/tools/env.sh" ]; then
+  # shellcheck source=tools/env.sh
+  . "$root/tools/env.sh"
+  [ -d "$CLDM_VENDORS_DIR" ] && export OCL_ICD_VENDORS=$CLDM_VENDORS_DIR
+fi
+OPENCL_LAYERS=$(cd "$(dirname "$layer")" && pwd)/$(basename "$layer")
+export OPENCL_LAYERS
+
+dev_args=()
+[ -n "$device" ] && dev_args=(--device "$device")
+tag=$("$suite" --tag "${dev_args[@]}") || die "no device (cldm-bench-suite --list-devices lists them)"
+if [ -z "$out" ]; then
+  out=$root/bench/results/$(date +%Y-%m-%d)-$tag
+  [ -e "$out" ] && out=$out-$(date +%H%M%S)
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+case $out in "$PWD"/*) out=${out#"$PWD"/} ;; esac  # relative where possible: no absolute paths in run.log
+log=$out/run.log
+: > "$log"
+echo "[bench] results: $out" | tee -a "$log" >&2
+
+status=0
+"$suite" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" --out "$out" \
+  "${extra[@]}" 2> >(tee -a "$log" >&2) || status=$?
+wait
+[ -s "$out/opencl.csv" ] || die "cldm-bench-suite wrote no results (exit status $status)"
+
+# CUDA, on the same GPU, with the heap sizes the OpenCL run used.
+# a value of opencl.meta.json (one "key": value per line, as cldm-bench-suite writes it)
+meta() { sed -n -e "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p" -e "s/^  \"$1\": \([^\",]*\),\{0,1\}$/\1/p" "$out/opencl.meta.json"; }
+[ -z "$cuda" ] && [ $no_cuda = 0 ] && [ -x "$build/bench/cuda/cldm-bench-cuda" ] && \
+  case $(meta platform) in *NVIDIA*) cuda=$build/bench/cuda/cldm-bench-cuda ;; esac
+if [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
+  if "$cuda" --probe 2>/dev/null; then
+    cuda_args=(--scale "$scale" --heap "$(meta heap)" --fill-heap "$(meta fill_heap)"
+               --reps "$(meta reps)" --out "$out")
+    cases=$(meta cases)
+    [ -n "$cases" ] && cuda_args+=(--cases "$cases")
+    "$cuda" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || status=$((status ? status : $?))
+    wait
+  else
+    echo "[bench] $cuda: no CUDA device answers; CUDA columns left out" | tee -a "$log" >&2
+  fi
+fi
+
+# Report: a Python with matplotlib if there is one (Debian's python3-matplotlib lives in
+# /usr/bin/python3, which another python3 first on PATH may not see).
+py=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
+done
+report_args=("$out")
+[ -n "$note" ] && report_args+=(--note "$note")
+if [ -z "$py" ]; then
+  py=python3
+  [ $no_plots = 1 ] || echo "[bench] matplotlib not found (Debian: python3-matplotlib): no plots" | tee -a "$log" >&2
+  report_args+=(--no-plots)
+elif [ $no_plots = 1 ]; then
+  report_args+=(--no-plots)
+fi
+"$py" "$root/bench/report.py" "${report_args[@]}" 2> >(tee -a "$log" >&2) || status=$((status ? status : $?))
+wait
+echo "[bench] summary: $out/summary.md" | tee -a "$log" >&2
+exit $status

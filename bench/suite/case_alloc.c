@@ -1,0 +1,223 @@
+/*
+ * case_alloc.c — cases 1-3 of the suite, one launch shape measured three ways:
+ *   1 throughput  every work-item mallocs S bytes, S = 16 B .. 1 MiB;
+ *   2 mixed       random sizes in [16, S_max], scaling in the number of work-items;
+ *   3 divergent   only every k-th work-item allocates (k = 1, 2, 8, 32).
+ * Each measurement times k_malloc (one launch), k_free (a second launch) and k_malloc_free
+ * (malloc + free in one), next to the baselines k_bump (bump pointer: the ceiling) and
+ * k_prealloc (preallocated buffer: no allocation) of the same shape, best of the plan's
+ * repetitions after a warm-up, repetitions interleaved across the launch shapes of a case.
+ * Every repetition is checked: no NULL, no overlapping blocks, the ids written into the blocks
+ * intact at free, the heap empty afterwards.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "suite.h"
+
+typedef struct batch {
+  const char *case_name;
+  uint32_t size, n, mixed, k, seed;
+  char param[16];
+  uint64_t blocks, units; /* allocations, bump-pointer granules */
+  int failed;
+  bs_series tm, tf, tmf, tb, tp;
+} batch;
+
+#define ARG(x) sizeof(x), (const void *)&(x)
+
+/* The k_malloc-shaped arguments of every kernel of the batch after `first` leading ones. */
+static void shape_args(cl_kernel k, cl_uint first, const batch *b) {
+  BS_CHECK(clSetKernelArg(k, first + 0, sizeof b->n, &b->n));
+  BS_CHECK(clSetKernelArg(k, first + 1, sizeof b->size, &b->size));
+  BS_CHECK(clSetKernelArg(k, first + 2, sizeof b->mixed, &b->mixed));
+  BS_CHECK(clSetKernelArg(k, first + 3, sizeof b->k, &b->k));
+  BS_CHECK(clSetKernelArg(k, first + 4, sizeof b->seed, &b->seed));
+}
+
+/* 0 if every selected slot holds a block (malloc + free: addresses may repeat). */
+static int check_all_got(const char *what, const uint64_t *p, const batch *b) {
+  for (uint32_t i = 0; i < b->n; i++)
+    if (bc_selected(i, b->k) && !p[i]) {
+      bs_fail("%s: work-item %u got NULL although the heap had room", what, i);
+      return -1;
+    }
+  return 0;
+}
+
+static void batch_init(batch *b, const char *case_name, uint32_t size, uint32_t n, uint32_t mixed,
+                       uint32_t k, uint32_t seed, const char *param) {
+  memset(b, 0, sizeof *b);
+  b->case_name = case_name;
+  b->size = size;
+  b->n = n;
+  b->mixed = mixed;
+  b->k = k;
+  b->seed = seed;
+  snprintf(b->param, sizeof b->param, "%s", param);
+  for (uint32_t i = 0; i < n; i++)
+    if (bc_selected(i, k)) {
+      b->blocks++;
+      b->units += (bc_size(i, size, mixed, seed) + BC_GRANULE - 1) / BC_GRANULE;
+    }
+}
+
+/* One repetition of the batch (r < 0: the warm-up, not recorded; the baselines' blocks are
+ * checked then), with buffers of its own; marks the batch failed after a failed check. */
+static void run_rep(bs_session *s, batch *b, int r) {
+  cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free");
+  cl_kernel kmf = bs_kernel(s, "k_malloc_free"), kb = bs_kernel(s, "k_bump");
+  cl_kernel kp = bs_kernel(s, "k_prealloc");
+  uint32_t n = b->n, no_round = 0;
+  cl_mem ptrs = bs_buffer(s, (size_t)n * 8), arena = bs_buffer(s, (size_t)n * b->size);
+  cl_mem top = bs_buffer(s, 4), errors = bs_buffer(s, 4);
+  uint64_t *host = malloc((size_t)n * 8);
+  char what[160];
+  snprintf(what, sizeof what, "%s S=%u N=%u%s%s", b->case_name, b->size, n, b->param[0] ? " " : "",
+           b->param);
+  BS_CHECK(clSetKernelArg(km, 0, sizeof ptrs, &ptrs));
+  shape_args(km, 1, b);
+  bs_args(kf, ARG(ptrs), ARG(n), ARG(no_round), ARG(errors), (size_t)0);
+  BS_CHECK(clSetKernelArg(kmf, 0, sizeof ptrs, &ptrs));
+  shape_args(kmf, 1, b);
+  bs_args(kb, ARG(arena), ARG(top), ARG(ptrs), (size_t)0);
+  shape_args(kb, 3, b);
+  bs_args(kp, ARG(arena), ARG(ptrs), (size_t)0);
+  shape_args(kp, 2, b);
+  b->failed = 1;
+  double t_m = bs_launch(s, km, n, 0);
+  bs_read(s, ptrs, (size_t)n * 8, host);
+  if (bs_check_blocks(what, host, n, b->size, b->mixed, b->k, b->seed, 1, NULL, NULL) < 0)
+    goto done;
+  double t_f = bs_launch(s, kf, n, 0);
+  if (bs_read_u32(s, errors)) {
+    bs_fail("%s: %u blocks lost their contents before free", what, bs_read_u32(s, errors));
+    goto done;
+  }
+  if (bs_check_heap_empty(s, what, 1))
+    goto done;
+  double t_mf = bs_launch(s, kmf, n, 0);
+  bs_read(s, ptrs, (size_t)n * 8, host);
+  if (check_all_got(what, host, b) || bs_check_heap_empty(s, what, 1))
+    goto done;
+  double t_b = bs_launch(s, kb, n, 0);
+  if (bs_read_u32(s, top) != (uint32_t)b->units) {
+    bs_fail("%s: bump pointer at %u granules, %llu expected", what, bs_read_u32(s, top),
+            (unsigned long long)b->units);
+    goto done;
+  }
+  double t_p = bs_launch(s, kp, n, 0);
+  if (r < 0) {
+    bs_read(s, ptrs, (size_t)n * 8, host);
+    if (bs_check_blocks(what, host, n, b->size, b->mixed, b->k, b->seed, 1, NULL, NULL) < 0)
+      goto done;
+  } else {
+    bs_series_add(&b->tm, t_m);
+    bs_series_add(&b->tf, t_f);
+    bs_series_add(&b->tmf, t_mf);
+    bs_series_add(&b->tb, t_b);
+    bs_series_add(&b->tp, t_p);
+  }
+  b->failed = 0;
+done:
+  free(host);
+  clReleaseMemObject(ptrs);
+  clReleaseMemObject(arena);
+  clReleaseMemObject(top);
+  clReleaseMemObject(errors);
+}
+
+static void report_batch(batch *b) {
+  const char *c = b->case_name;
+  bs_out_series(c, "malloc", b->size, b->n, b->param, "time", "ms", &b->tm, b->blocks);
+  bs_out_series(c, "free", b->size, b->n, b->param, "time", "ms", &b->tf, b->blocks);
+  bs_out_series(c, "malloc_free", b->size, b->n, b->param, "time", "ms", &b->tmf, b->blocks);
+  bs_out_series(c, "bump", b->size, b->n, b->param, "time", "ms", &b->tb, b->blocks);
+  bs_out_series(c, "prealloc", b->size, b->n, b->param, "time", "ms", &b->tp, b->blocks);
+  double m = bs_series_best(&b->tm), bump = bs_series_best(&b->tb), pre = bs_series_best(&b->tp);
+  char label[32] = "";
+  if (b->mixed)
+    snprintf(label, sizeof label, "sizes 16-%u ", b->size);
+  if (!strcmp(c, "divergent"))
+    snprintf(label, sizeof label, "k=%-2u ", b->k);
+  bs_progress(c,
+              "S=%-7u N=%-7u %smalloc %.3f ms (%.1f M/s) free %.3f m+f %.3f | "
+              "bump %.3f prealloc %.3f | malloc/bump %.1fx malloc/prealloc %.1fx",
+              b->size, b->n, label, m, (double)b->blocks / m / 1e3, bs_series_best(&b->tf),
+              bs_series_best(&b->tmf), bump, pre, bump > 0 ? m / bump : 0, pre > 0 ? m / pre : 0);
+}
+
+/* The batches of one case, repetitions interleaved: pass r runs repetition r of every batch,
+ * so that a disturbance on a shared machine spoils one repetition of each batch rather than
+ * every repetition of one (the best of the passes is reported). The heap is reset once, at
+ * the start of the case; every batch frees all it allocated. */
+static void run_case(bs_session *s, batch *list, int count) {
+  bs_heap_reset(s);
+  for (int r = -1; r < s->plan->reps; r++) {
+    double t0 = bs_now_us();
+    for (int i = 0; i < count; i++)
+      if (r < 0 || !list[i].failed)
+        run_rep(s, &list[i], r);
+    if (r < 0)
+      bs_progress(list[0].case_name, "warm-up: %d launch shapes, %.1f s", count,
+                  (bs_now_us() - t0) / 1e6);
+    else
+      bs_progress(list[0].case_name, "pass %d/%d: %d launch shapes, %.1f s", r + 1, s->plan->reps,
+                  count, (bs_now_us() - t0) / 1e6);
+  }
+  for (int i = 0; i < count; i++) {
+    if (!list[i].failed)
+      report_batch(&list[i]);
+    bs_series_free(&list[i].tm);
+    bs_series_free(&list[i].tf);
+    bs_series_free(&list[i].tmf);
+    bs_series_free(&list[i].tb);
+    bs_series_free(&list[i].tp);
+  }
+}
+
+void bs_case_throughput(bs_session *s) {
+  uint32_t sizes[32];
+  batch list[32];
+  int count = BP_TAKE(s->plan, bp_throughput_sizes, sizes), nb = 0;
+  for (int i = 0; i < count; i++) {
+    uint32_t n = bp_items(s->plan, s->heap_usable, sizes[i]);
+    if (!n)
+      bs_progress("throughput", "S=%u skipped: the heap holds fewer than %u blocks", sizes[i],
+                  2 * BP_MIN_ITEMS);
+    else
+      batch_init(&list[nb++], "throughput", sizes[i], n, 0, 1, 0, "");
+  }
+  if (nb)
+    run_case(s, list, nb);
+}
+
+void bs_case_mixed(bs_session *s) {
+  uint32_t maxes[32], items[32];
+  batch list[64];
+  int nm = BP_TAKE(s->plan, bp_mixed_max, maxes), ni = BP_TAKE(s->plan, bp_mixed_items, items);
+  int nb = 0;
+  for (int a = 0; a < nm; a++)
+    for (int c = 0; c < ni; c++)
+      if (items[c] <= s->plan->n_max && (uint64_t)items[c] * maxes[a] <= s->heap_usable / 2)
+        batch_init(&list[nb++], "mixed", maxes[a], items[c], 1, 1, 1, "mixed");
+  if (nb)
+    run_case(s, list, nb);
+}
+
+void bs_case_divergent(bs_session *s) {
+  uint32_t ks[32], sizes[32];
+  batch list[64];
+  int nk = BP_TAKE(s->plan, bp_divergent_k, ks), ns = BP_TAKE(s->plan, bp_divergent_sizes, sizes);
+  int nb = 0;
+  for (int a = 0; a < ns; a++) {
+    uint32_t n = bp_items(s->plan, s->heap_usable, sizes[a]);
+    for (int c = 0; n && c < nk; c++) {
+      char param[16];
+      snprintf(param, sizeof param, "%u", ks[c]);
+      batch_init(&list[nb++], "divergent", sizes[a], n, 0, ks[c], 0, param);
+    }
+  }
+  if (nb)
+    run_case(s, list, nb);
+}
