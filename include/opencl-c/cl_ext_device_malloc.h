@@ -25,7 +25,7 @@
 #define cl_ext_device_malloc 1
 #endif
 
-#if defined(__opencl_c_generic_address_space) ||                                                  \
+#if defined(__opencl_c_generic_address_space) ||                                                   \
     (defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ == 200)
 #define CL_EXT_DEVICE_MALLOC_GENERIC_FORMS 1
 #endif

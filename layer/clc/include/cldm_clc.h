@@ -17,10 +17,10 @@
  * include/opencl-c/cl_ext_device_malloc.h, built into the library) and cl_ext_device_malloc
  * defined; the device's extensions and OpenCL C features are enabled as a driver would
  * (-cl-ext); the module is translated to SPIR-V 1.0 by LLVMSPIRVLib. Of the build options,
- * those that change the module are honoured (-D, -I, -cl-std=, -w, -Werror, -g, the -cl-*
- * math and optimisation options); the others (-x, -triple, -O<n>, options the front end does
- * not know) are left out here, since some of them would abort the front end and the driver
- * judges them when it builds the module. Diagnostics come back as clang prints them
+ * those that change the module are honoured (-D, -I, -cl-std=, -w, -Werror, the -cl-* math
+ * and optimisation options); the others (-x, -triple, -O<n>, -g, options the front end does
+ * not know) are left out here, since some of them would abort the front end or the translator
+ * and the driver judges them when it builds the module. Diagnostics come back as clang prints them
  * ("<name>:<line>:<col>: error: ...", the source line and a caret).
  *
  * All functions are thread-safe (compilations are serialised). No function aborts on bad
@@ -66,10 +66,10 @@ typedef struct cldm_clc_request {
 /* Argument information of a kernel, from the front end (what -cl-kernel-arg-info reports). */
 typedef struct cldm_clc_arg {
   char *name;
-  char *type_name;      /* e.g. "float4*", "uint" */
-  unsigned addr_space;  /* 0 private, 1 global, 2 constant, 3 local (SPIR numbering) */
-  unsigned access;      /* 0 none, 1 read_only, 2 write_only, 3 read_write */
-  unsigned type_qual;   /* CLDM_CLC_QUAL_* bits */
+  char *type_name;     /* e.g. "float4*", "uint" */
+  unsigned addr_space; /* 0 private, 1 global, 2 constant, 3 local (SPIR numbering) */
+  unsigned access;     /* 0 none, 1 read_only, 2 write_only, 3 read_write */
+  unsigned type_qual;  /* CLDM_CLC_QUAL_* bits */
 } cldm_clc_arg;
 
 enum {
@@ -104,6 +104,9 @@ typedef struct cldm_clc_api {
   cldm_clc_status (*compile)(const cldm_clc_request *req, cldm_clc_result *out);
   void (*free_result)(cldm_clc_result *result); /* frees the members and zeroes *result */
   const char *(*status_name)(cldm_clc_status status);
+  /* The extension's OpenCL C header every compilation includes (not NUL-terminated; *size
+   * bytes), for callers that hand the same declarations to another compiler. */
+  const char *(*header)(size_t *size);
 } cldm_clc_api;
 
 typedef const cldm_clc_api *(*cldm_clc_get_api_fn)(uint32_t api_version);

@@ -23,8 +23,8 @@ static pthread_mutex_t cldm_clc_lock = PTHREAD_MUTEX_INITIALIZER;
 static cldm_clc_status cldm_clc_compile(const cldm_clc_request *req, cldm_clc_result *out) {
   if (out)
     memset(out, 0, sizeof(*out));
-  if (!req || !req->source || !out || (req->num_headers && (!req->header_sources ||
-                                                            !req->header_names)))
+  if (!req || !req->source || !out ||
+      (req->num_headers && (!req->header_sources || !req->header_names)))
     return CLDM_CLC_E_INVALID_ARG;
   pthread_mutex_lock(&cldm_clc_lock);
   cldm_clc_status s = cldm_clc_run(req, out);
@@ -53,9 +53,17 @@ static const char *cldm_clc_status_name(cldm_clc_status s) {
   return "unknown status";
 }
 
+static const char *cldm_clc_header_api(size_t *size) {
+  size_t n = 0;
+  const char *text = cldm_clc_header_text(&n);
+  if (size)
+    *size = n;
+  return text;
+}
+
 static const cldm_clc_api cldm_clc_table = {
-    CLDM_CLC_API_VERSION, sizeof(cldm_clc_api), cldm_clc_version, cldm_clc_compile,
-    cldm_clc_free_result, cldm_clc_status_name,
+    CLDM_CLC_API_VERSION, sizeof(cldm_clc_api), cldm_clc_version,    cldm_clc_compile,
+    cldm_clc_free_result, cldm_clc_status_name, cldm_clc_header_api,
 };
 
 __attribute__((visibility("default"))) const cldm_clc_api *cldm_clc_get_api(uint32_t api_version) {

@@ -70,9 +70,9 @@ void run_front_end(void *arg) {
   }
   std::string version = std::to_string(job.req->opencl_version ? job.req->opencl_version : 120);
   IOCLFEBinaryResult *result = nullptr;
-  int rc = Compile(job.req->source, sources.data(), static_cast<unsigned>(sources.size()),
-                   names.data(), nullptr, 0, job.options.c_str(), job.extra.c_str(),
-                   version.c_str(), &result);
+  int rc =
+      Compile(job.req->source, sources.data(), static_cast<unsigned>(sources.size()), names.data(),
+              nullptr, 0, job.options.c_str(), job.extra.c_str(), version.c_str(), &result);
   if (result && result->GetErrorLog())
     job.log = result->GetErrorLog();
   if (rc == 0 && result && result->GetIR() && result->GetIRSize()) {
@@ -132,7 +132,8 @@ cldm_clc_status read_kernels(const Module &m, cldm_clc_result *out) {
       kernels.push_back(&f);
   if (kernels.empty())
     return CLDM_CLC_OK;
-  out->kernels = static_cast<cldm_clc_kernel *>(std::calloc(kernels.size(), sizeof(cldm_clc_kernel)));
+  out->kernels =
+      static_cast<cldm_clc_kernel *>(std::calloc(kernels.size(), sizeof(cldm_clc_kernel)));
   if (!out->kernels)
     return CLDM_CLC_E_NOMEM;
   out->num_kernels = kernels.size();
@@ -226,10 +227,10 @@ extern "C" cldm_clc_status cldm_clc_run(const cldm_clc_request *req, cldm_clc_re
   job.req = req;
   job.out = out;
   char *options = cldm_clc_filter_options(req->options, &job.opt_disable);
-  char *extra = options ? cldm_clc_extra_options(req->device_extensions,
-                                                 cldm_clc_options_std(options), kIncludeDir,
-                                                 kHeaderName)
-                        : nullptr;
+  char *extra = options
+                    ? cldm_clc_extra_options(req->device_extensions, cldm_clc_options_std(options),
+                                             kIncludeDir, kHeaderName)
+                    : nullptr;
   if (!options || !extra) {
     std::free(options);
     std::free(extra);
@@ -257,6 +258,11 @@ extern "C" cldm_clc_status cldm_clc_run(const cldm_clc_request *req, cldm_clc_re
     return CLDM_CLC_E_NOMEM;
   }
   return job.status;
+}
+
+extern "C" const char *cldm_clc_header_text(size_t *size) {
+  *size = sizeof(cldm_clc_header);
+  return reinterpret_cast<const char *>(cldm_clc_header);
 }
 
 extern "C" void cldm_clc_result_free(cldm_clc_result *r) {

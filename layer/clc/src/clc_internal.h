@@ -24,7 +24,7 @@ extern "C" {
 /* ---- clc_options.c ----------------------------------------------------------------------- */
 
 /* The options given to the front end (malloc'd): of `options`, those it honours and that are
- * safe to give it (-D, -I, -cl-std=CL1.1..CL3.0 and C++ for OpenCL, -w, -Werror, -g, the -cl-*
+ * safe to give it (-D, -I, -cl-std=CL1.1..CL3.0 and C++ for OpenCL, -w, -Werror, the -cl-*
  * math and optimisation options), each as written; every other option (and the argument of
  * -x, -triple, -target-triple, -s) is left out. Words are separated by blanks; double quotes
  * group blanks into a word. *opt_disable is set when -cl-opt-disable is among them. NULL if
@@ -49,6 +49,8 @@ CLDM_CLC_HIDDEN char *cldm_clc_extra_options(const char *extensions, int opencl_
 /* Compiles and translates (the caller holds the compile lock); fills *out, whose log is set on
  * failure. */
 CLDM_CLC_HIDDEN cldm_clc_status cldm_clc_run(const cldm_clc_request *req, cldm_clc_result *out);
+/* The built-in header's text and size. */
+CLDM_CLC_HIDDEN const char *cldm_clc_header_text(size_t *size);
 /* Frees what *r holds and zeroes it. */
 CLDM_CLC_HIDDEN void cldm_clc_result_free(cldm_clc_result *r);
 

@@ -7,7 +7,8 @@
  * the process, and options the table does not know are silently dropped. So only options known
  * to change the module and to be safe are passed, as written; the driver sees the application's
  * options again when it builds the module (and rejects the ones it does not know, as it would
- * for a source program).
+ * for a source program). Debug information (-g) is left out too: LLVMSPIRVLib 15 cannot put it
+ * into SPIR-V 1.0 (it asserts).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,6 @@
 static const char *const cldm_clc_flags[] = {
     "-w",
     "-Werror",
-    "-g",
-    "-gline-tables-only",
     "-cl-single-precision-constant",
     "-cl-denorms-are-zero",
     "-cl-fp32-correctly-rounded-divide-sqrt",
@@ -151,8 +150,8 @@ char *cldm_clc_extra_options(const char *extensions, int opencl_c_std, const cha
       ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
     if (ok && len + wn + 16 < cap) {
-      len += (size_t)snprintf(out + len, cap - len, "%s+%.*s", first ? " -cl-ext=" : ",", (int)wn,
-                              p);
+      len +=
+          (size_t)snprintf(out + len, cap - len, "%s+%.*s", first ? " -cl-ext=" : ",", (int)wn, p);
       first = 0;
     }
     p += wn;
