@@ -346,7 +346,7 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
 cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
                                                   cl_int *errcode_ret);
 
-/* ---- layer_binary.c: program binaries that come back (spec 1.5) -------------------------- */
+/* ---- layer_binary.c: program binaries that come back (spec 1.5.2, 3.6) ------------------- */
 
 /* After the application read CL_PROGRAM_BINARIES of `program` into `binaries` (`n` pointers,
  * as it passed them): if the program has a record with kernels that take the heap (or
@@ -361,7 +361,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uin
                                                       const unsigned char **binaries,
                                                       cl_int *binary_status, cl_int *errcode_ret);
 
-/* ---- layer_clc.c: the OpenCL C compiler, loaded on demand (spec 1.5, 2.3) --------------- */
+/* ---- layer_clc.c: the OpenCL C compiler, loaded on demand (spec 1.5.1, 2.3) ------------- */
 
 /* The compiler's interface (loading libcldm-clc.so on the first call), or NULL. */
 const cldm_clc_api *cldm_clc(void);
@@ -378,7 +378,7 @@ void cldm_clc_result_release(cldm_clc_result *r);
  * 0, or -1 out of memory (*t then empty). */
 int cldm_clc_arg_table(const cldm_clc_result *r, cldm_arg_table *t);
 
-/* ---- layer_source.c: source programs that may allocate (spec 1.5) ------------------------- */
+/* ---- layer_source.c: source programs that may allocate (spec 1.5.1, 3.5) ------------------ */
 
 /* The record of a program created with clCreateProgramWithSource whose source may use the
  * extension (cldm_source_scan): the handle the application holds stays the driver's source
@@ -435,7 +435,7 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
                                          void *value, size_t *size_ret);
 cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
-/* ---- layer_build.c: building and compiling programs (spec 1.5) --------------------------- */
+/* ---- layer_build.c: building and compiling programs (spec 1.5, 1.5.1) -------------------- */
 
 /* `options` without those that do not apply to an already compiled module: -D name[=value],
  * -I dir (also as two words), -cl-std=..., -x ..., -spir-std=... (malloc'd). */

@@ -1,6 +1,6 @@
 /*
- * layer_binary.c — program binaries of the layer's programs that come back (spec 1.5,
- * "Program binaries"): CL_PROGRAM_BINARIES of a program whose kernels take the hidden heap
+ * layer_binary.c — program binaries of the layer's programs that come back (spec 1.5.2,
+ * 3.6): CL_PROGRAM_BINARIES of a program whose kernels take the hidden heap
  * argument, given again to clCreateProgramWithBinary (in this or a later process, as binary
  * caches do), must give kernels that hide the argument and get the heap bound.
  *
@@ -144,8 +144,9 @@ static cldm_program *cldm_binary_parse(char *text) {
     unsigned index, user, address, access;
     unsigned long qual;
     size_t nargs;
-    if (!pending && sscanf(line, "kernel %1023s %d %u %u %zu%n", name, &heap, &index, &user,
-                           &nargs, &used) == 5 &&
+    if (!pending &&
+        sscanf(line, "kernel %1023s %d %u %u %zu%n", name, &heap, &index, &user, &nargs, &used) ==
+            5 &&
         !line[used]) {
       cldm_spirv_kernel k = {name, heap != 0, user, index};
       cldm_spirv_report one = {0};
@@ -166,8 +167,9 @@ static cldm_program *cldm_binary_parse(char *text) {
           pending = nargs;
         }
       }
-    } else if (pending && sscanf(line, "arg %x %x %lx %1023s %n", &address, &access, &qual, name,
-                                 &used) == 4 &&
+    } else if (pending &&
+               sscanf(line, "arg %x %x %lx %1023s %n", &address, &access, &qual, name, &used) ==
+                   4 &&
                used > 0) {
       snprintf(type, sizeof(type), "%s", line + used);
       cldm_kernel_args *e = &rec->args.kernels[rec->args.num_kernels - 1];

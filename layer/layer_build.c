@@ -1,5 +1,5 @@
 /*
- * layer_build.c — building and compiling programs (spec 1.5).
+ * layer_build.c — building and compiling programs (spec 1.5, 1.5.1, 3.5).
  *
  * SPIR-V route: clBuildProgram and clCompileProgram of programs made from IL go to the driver
  * unchanged.

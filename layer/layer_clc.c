@@ -1,5 +1,5 @@
 /*
- * layer_clc.c — the OpenCL C compiler (spec 1.5, 2.3), for source programs that may allocate.
+ * layer_clc.c — the OpenCL C compiler (spec 1.5.1, 2.3, 3.5), for source programs that may allocate.
  *
  * The compiler itself (opencl-clang + LLVMSPIRVLib: OpenCL C -> SPIR-V) lives in a separate
  * library, libcldm-clc.so (layer/clc/), that links clang and LLVM; the layer dlopen()s it the
@@ -145,8 +145,8 @@ cl_int cldm_clc_compile(cl_device_id device, const char *source, const char *opt
     /* what a driver refuses: the device does not compile that version */
     char line[160];
     snprintf(line, sizeof(line),
-             "error: the device does not support OpenCL C %u.%u (-cl-std=CL%u.%u)\n",
-             wanted / 100, wanted / 10 % 10, wanted / 100, wanted / 10 % 10);
+             "error: the device does not support OpenCL C %u.%u (-cl-std=CL%u.%u)\n", wanted / 100,
+             wanted / 10 % 10, wanted / 100, wanted / 10 % 10);
     if (!(out->log = strdup(line)))
       return CL_OUT_OF_HOST_MEMORY;
     *status = CLDM_CLC_E_COMPILE;
@@ -209,11 +209,10 @@ int cldm_clc_arg_table(const cldm_clc_result *r, cldm_arg_table *t) {
       ta->type_name = strdup(fa->type_name ? fa->type_name : "");
       ta->address = address[fa->addr_space < 4 ? fa->addr_space : 0];
       ta->access = access[fa->access < 4 ? fa->access : 0];
-      ta->type_qual = (cl_kernel_arg_type_qualifier)(fa->type_qual &
-                                                     (CL_KERNEL_ARG_TYPE_CONST |
-                                                      CL_KERNEL_ARG_TYPE_RESTRICT |
-                                                      CL_KERNEL_ARG_TYPE_VOLATILE |
-                                                      CL_KERNEL_ARG_TYPE_PIPE));
+      ta->type_qual =
+          (cl_kernel_arg_type_qualifier)(fa->type_qual &
+                                         (CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT |
+                                          CL_KERNEL_ARG_TYPE_VOLATILE | CL_KERNEL_ARG_TYPE_PIPE));
       if (!ta->name || !ta->type_name) {
         cldm_arg_table_free(t);
         return -1;

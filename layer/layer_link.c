@@ -28,8 +28,8 @@ static int cldm_link_source_imports(cl_program program, char ***names, size_t *n
       cldm_next->clGetProgramInfo(program, CL_PROGRAM_SOURCE, size, src, NULL) != CL_SUCCESS ||
       cldm_next->clGetProgramInfo(program, CL_PROGRAM_DEVICES, sizeof(device), &device, NULL) !=
           CL_SUCCESS ||
-      cldm_next->clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, 0, NULL,
-                                       &size) != CL_SUCCESS ||
+      cldm_next->clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, 0, NULL, &size) !=
+          CL_SUCCESS ||
       !(opts = calloc(1, size + 1)) ||
       cldm_next->clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_OPTIONS, size, opts,
                                        NULL) != CL_SUCCESS) {

@@ -1,5 +1,5 @@
 /*
- * layer_source.c — programs created from OpenCL C source (spec 1.5): which sources the layer
+ * layer_source.c — programs created from OpenCL C source (spec 1.5.1, 3.5): which sources the layer
  * looks at, their records, and the queries on them.
  *
  * clCreateProgramWithSource always creates the driver's source program from exactly the
@@ -258,8 +258,9 @@ cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
   cldm_source_unlock();
   /* The application's last reference (kernels made through the target hold one each): the
    * target goes first, so that the release of the program itself may free the heaps. */
-  if (s && cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs,
-                                       NULL) == CL_SUCCESS &&
+  if (s &&
+      cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL) ==
+          CL_SUCCESS &&
       refs == 1) {
     cldm_source_lock();
     s = cldm_map_remove(&cldm_sources, program);

@@ -31,9 +31,10 @@ static const char pocl_names[] =
     "cl_khr_int64_base_atomics cl_khr_3d_image_writes __opencl_c_images __opencl_c_3d_image_writes "
     "__opencl_c_read_write_images __opencl_c_generic_address_space __opencl_c_fp64 "
     "__opencl_c_int64 __opencl_c_atomic_order_acq_rel __opencl_c_atomic_scope_device";
-static const char no_generic_names[] = "cl_khr_fp64 cl_khr_3d_image_writes __opencl_c_fp64 __opencl_c_int64 "
-                                       "__opencl_c_images __opencl_c_3d_image_writes "
-                                       "__opencl_c_read_write_images";
+static const char no_generic_names[] =
+    "cl_khr_fp64 cl_khr_3d_image_writes __opencl_c_fp64 __opencl_c_int64 "
+    "__opencl_c_images __opencl_c_3d_image_writes "
+    "__opencl_c_read_write_images";
 
 static cldm_clc_status compile(const char *src, const char *options, const char *names,
                                cldm_clc_result *out) {
@@ -271,14 +272,10 @@ int main(int argc, char **argv) {
   }
   source_dir = argv[2];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_demo_kernels),
-      cmocka_unit_test(test_argument_qualifiers),
-      cmocka_unit_test(test_declaration_forms),
-      cmocka_unit_test(test_feature_macro_and_opt_out),
-      cmocka_unit_test(test_includes),
-      cmocka_unit_test(test_dangerous_options),
-      cmocka_unit_test(test_diagnostics),
-      cmocka_unit_test(test_header_text),
+      cmocka_unit_test(test_demo_kernels),      cmocka_unit_test(test_argument_qualifiers),
+      cmocka_unit_test(test_declaration_forms), cmocka_unit_test(test_feature_macro_and_opt_out),
+      cmocka_unit_test(test_includes),          cmocka_unit_test(test_dangerous_options),
+      cmocka_unit_test(test_diagnostics),       cmocka_unit_test(test_header_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,8 +50,8 @@ static void test_std(void **state) {
 }
 
 static void test_extra(void **state) {
-  char *e = cldm_clc_extra_options("cl_khr_fp64 __opencl_c_fp64 bad-name  cl_nv_x", 120,
-                                   "/inc", "h.h");
+  char *e =
+      cldm_clc_extra_options("cl_khr_fp64 __opencl_c_fp64 bad-name  cl_nv_x", 120, "/inc", "h.h");
   assert_non_null(e);
   assert_non_null(strstr(e, "-no-opaque-pointers"));
   assert_non_null(strstr(e, "-D cl_ext_device_malloc=1"));

@@ -1,6 +1,6 @@
 /*
  * test_e2e_source.c — programs as applications make them, on pocl through the layer
- * (spec 1.5, 2.3): OpenCL C source that calls malloc/free, and program binaries that come back.
+ * (spec 1.5.1, 1.5.2, 2.3): OpenCL C source that calls malloc/free, and program binaries that come back.
  *   - the demo's kernels and the end-to-end kernels as source programs, run and checked;
  *   - the implicit declarations (global forms for OpenCL C 1.2, generic forms for 3.0) and the
  *     feature macro, without any declaration in the source; OpenCL C 2.0, which pocl's device
@@ -164,8 +164,7 @@ static void test_e2e_kernels_as_source(void **state) {
   char *src = read_text("tests/e2e/kernels/alloc_basic.cl");
   cl_program p = built(src, "");
   size_t nk = 0;
-  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof(nk), &nk, NULL),
-                   CL_SUCCESS);
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof(nk), &nk, NULL), CL_SUCCESS);
   assert_int_equal(nk, 7);
   char names[512] = "";
   assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, sizeof(names), names, NULL),
@@ -356,13 +355,15 @@ static const char options_src[] =
 
 static void test_build_options(void **state) {
   char options[4200];
-  snprintf(options, sizeof(options), "-D COUNT=5 -I %s/tests/e2e/kernels/include -cl-std=CL1.2 "
-           "-cl-mad-enable", CLDM_TEST_SOURCE_DIR);
+  snprintf(options, sizeof(options),
+           "-D COUNT=5 -I %s/tests/e2e/kernels/include -cl-std=CL1.2 "
+           "-cl-mad-enable",
+           CLDM_TEST_SOURCE_DIR);
   cl_program p = built(options_src, options);
   char got[4200] = "";
-  assert_int_equal(clGetProgramBuildInfo(p, t.device, CL_PROGRAM_BUILD_OPTIONS, sizeof(got), got,
-                                         NULL),
-                   CL_SUCCESS);
+  assert_int_equal(
+      clGetProgramBuildInfo(p, t.device, CL_PROGRAM_BUILD_OPTIONS, sizeof(got), got, NULL),
+      CL_SUCCESS);
   assert_string_equal(got, options);
   cl_kernel k = e2e_kernel(p, "iota"), d = e2e_kernel(p, "drop");
   cl_mem out = e2e_buffer(&t, 8 * sizeof(cl_ulong)), sum = e2e_buffer(&t, 8 * sizeof(cl_uint));
@@ -522,21 +523,20 @@ static void test_separate_compilation_with_header(void **state) {
   static const char header[] =
       "static global uint *make(uint n) { return (global uint *)malloc(n * sizeof(uint)); }\n"
       "uint twice(uint x);\n";
-  static const char main_src[] =
-      "#include \"alloc_util.h\"\n"
-      "kernel void produce(global ulong *out) {\n"
-      "  size_t i = get_global_id(0);\n"
-      "  global uint *p = make(2);\n"
-      "  if (p)\n"
-      "    p[0] = twice((uint)i);\n"
-      "  out[i] = (ulong)p;\n"
-      "}\n"
-      "kernel void consume(global ulong *out, global uint *vals) {\n"
-      "  size_t i = get_global_id(0);\n"
-      "  global uint *p = (global uint *)out[i];\n"
-      "  vals[i] = p ? p[0] : 0xffffffffu;\n"
-      "  free(p);\n"
-      "}\n";
+  static const char main_src[] = "#include \"alloc_util.h\"\n"
+                                 "kernel void produce(global ulong *out) {\n"
+                                 "  size_t i = get_global_id(0);\n"
+                                 "  global uint *p = make(2);\n"
+                                 "  if (p)\n"
+                                 "    p[0] = twice((uint)i);\n"
+                                 "  out[i] = (ulong)p;\n"
+                                 "}\n"
+                                 "kernel void consume(global ulong *out, global uint *vals) {\n"
+                                 "  size_t i = get_global_id(0);\n"
+                                 "  global uint *p = (global uint *)out[i];\n"
+                                 "  vals[i] = p ? p[0] : 0xffffffffu;\n"
+                                 "  free(p);\n"
+                                 "}\n";
   static const char lib_src[] = "uint twice(uint x) { return 2 * x; }\n";
   cl_program h = source_program(header), m = source_program(main_src), l = source_program(lib_src);
   const char *names[1] = {"alloc_util.h"};
@@ -709,7 +709,7 @@ static void test_binaries_in_a_later_process(void **state) {
   assert_int_equal(fwrite(bin, 1, size, f), size);
   fclose(f);
   mkdir(empty, 0700);
-  assert_int_equal(run_child(file, "2", NULL), 0); /* recognised from the record file */
+  assert_int_equal(run_child(file, "2", NULL), 0);  /* recognised from the record file */
   assert_int_equal(run_child(file, "3", empty), 0); /* without it: the driver's kernel */
   unlink(file);
   char rec_dir[4200];

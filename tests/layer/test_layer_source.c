@@ -1,6 +1,6 @@
 /*
  * test_layer_source.c — source programs through the layer on the stub ICD's SPIR-V device,
- * under both loaders (layer_source.c, layer_build.c; spec 1.5): the driver always holds the
+ * under both loaders (layer_source.c, layer_build.c; spec 1.5.1): the driver always holds the
  * application's exact source (CL_PROGRAM_SOURCE is the stub's copy); a source that cannot use
  * the extension (its names only in comments and strings) is never touched, not even its build
  * options; one that names them but does not allocate is built by the driver with

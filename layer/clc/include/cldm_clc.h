@@ -1,6 +1,6 @@
 /*
  * cldm_clc.h — public C API of the OpenCL C compiler library (libcldm-clc.so): OpenCL C
- * source -> SPIR-V, for programs the layer builds from source (spec 1.5, 2.3).
+ * source -> SPIR-V, for programs the layer builds from source (spec 1.5.1, 2.3, 3.5).
  *
  * The compiler links clang and LLVM (through Debian's libopencl-clang, the OpenCL C front end
  * of Intel's OpenCL stack, and LLVMSPIRVLib), so it is a separate shared object: the layer
