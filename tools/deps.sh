@@ -29,7 +29,7 @@ log() { printf '[deps] %s\n' "$*" >&2; }
 packages=(
   build-essential cmake ninja-build pkg-config python3 xz-utils dpkg-dev ca-certificates
   llvm-15-dev libclang-15-dev libclang-cpp15-dev clang-15 libllvmspirvlib-15-dev llvm-spirv-15
-  libclc-15 libopencl-clang-15-dev
+  libclc-15 libopencl-clang-15-dev libopencl-clang15
   libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
   spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
 )

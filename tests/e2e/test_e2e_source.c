@@ -11,13 +11,15 @@
  *   - sources that do not allocate reach the driver byte-identical and run;
  *   - argument information (-cl-kernel-arg-info) answers as for a plain program;
  *   - separate compilation with an input header, linked with a plain library; a link that
- *     passes an allocating function between modules is refused;
+ *     passes an allocating function between modules is refused; rebuilds while kernels exist
+ *     refused as by the driver; several threads building source programs at once;
  *   - CL_PROGRAM_BINARIES of allocating programs (from source and from IL) loaded again with
  *     clCreateProgramWithBinary, in this process and in a later one (this executable run again
  *     with "load FILE N"), hide the heap argument and run; the later process recognises the
  *     binary through the record file the layer wrote (with another cache directory it does not).
  * Sources are read from the source tree (CLDM_TEST_SOURCE_DIR), SPIR-V from the build tree.
  */
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -615,6 +617,50 @@ static void test_rebuild_with_kernels(void **state) {
   clReleaseProgram(b);
 }
 
+/* Several threads build allocating source programs at once (one compiler, serialised inside)
+ * and create their kernels, which hide the heap argument. */
+typedef struct builder {
+  const char *src;
+  cl_int err;
+  cl_uint nargs;
+} builder;
+
+static void *build_and_run(void *arg) {
+  builder *b = arg;
+  cl_program p = clCreateProgramWithSource(t.context, 1, &b->src, NULL, &b->err);
+  if (b->err == CL_SUCCESS)
+    b->err = clBuildProgram(p, 1, &t.device, "", NULL, NULL);
+  cl_kernel k = b->err == CL_SUCCESS ? clCreateKernel(p, "fill", &b->err) : NULL;
+  if (k) {
+    b->err = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(b->nargs), &b->nargs, NULL);
+    clReleaseKernel(k);
+  }
+  if (p)
+    clReleaseProgram(p);
+  return NULL;
+}
+
+static void test_concurrent_source_builds(void **state) {
+  char *src = read_text("tests/e2e/kernels/alloc_basic.cl");
+  enum { THREADS = 4 };
+  char *texts[THREADS];
+  builder b[THREADS];
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    texts[i] = malloc(strlen(src) + 64);
+    sprintf(texts[i], "%s\n/* builder %d */\n", src, i); /* programs of their own */
+    b[i] = (builder){texts[i], -1, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, build_and_run, &b[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(b[i].err, CL_SUCCESS);
+    assert_int_equal(b[i].nargs, 2);
+    free(texts[i]);
+  }
+  free(src);
+}
+
 /* ---- program binaries ------------------------------------------------------------------------ */
 
 static unsigned char *program_binary(cl_program p, size_t *size) {
@@ -764,6 +810,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_arg_info),
       cmocka_unit_test(test_separate_compilation_with_header),
       cmocka_unit_test(test_rebuild_with_kernels),
+      cmocka_unit_test(test_concurrent_source_builds),
       cmocka_unit_test(test_binaries_round_trip),
       cmocka_unit_test(test_binaries_in_a_later_process),
   };
