@@ -3,33 +3,38 @@
  * the layer enabled), it:
  *   1. shows the extension in the device's extension list and sets the heap size through
  *      clSetDeviceHeapSizeEXT, found with clGetExtensionFunctionAddressForPlatform;
- *   2. runs build_lists (examples/kernels/lists.cl): every work-item mallocs a linked list of
- *      its own length;
+ *   2. runs build_lists (examples/kernels/lists.cl, built into the demo): every work-item mallocs
+ *      a linked list of its own length;
  *   3. prints the heap statistics, runs consume_lists (a later launch walks, sums and frees
  *      every list), checks each sum and length on the host, and prints the statistics again.
- * It does this for the module as clang + llvm-spirv emit it (malloc/free as Import-linkage
- * functions) and for the same module raised to the SPV_EXT_device_malloc OpExtInst form.
- * Exit status 0 only if every check passed.
+ * It does this for the OpenCL C source itself (clCreateProgramWithSource: the layer compiles
+ * it, malloc and free need no declaration), then offline forms of the same kernels: the module
+ * as clang + llvm-spirv emit it (malloc/free as Import-linkage functions) and that module raised
+ * to the SPV_EXT_device_malloc OpExtInst form. Exit status 0 only if every check passed.
  */
 #include "example_util.h"
+#include "lists_cl.h" /* generated: lists_cl[], the text of kernels/lists.cl */
 
 #define ITEMS 4096
 #define MAX_LEN 24
 
+/* Runs the demo with the program made from `spv` (a SPIR-V file), or from the source if NULL. */
 static int run(cl_platform_id platform, cl_device_id dev, const char *spv) {
   cl_int err;
   cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
   CHECK(err);
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
   CHECK(err);
-  cl_program prog = example_program(ctx, dev, spv);
+  cl_program prog = spv ? example_program(ctx, dev, spv)
+                        : example_source_program(ctx, dev, lists_cl, sizeof(lists_cl), "lists.cl");
   cl_kernel build = clCreateKernel(prog, "build_lists", &err);
   CHECK(err);
   cl_kernel consume = clCreateKernel(prog, "consume_lists", &err);
   CHECK(err);
   cl_uint nargs = 0;
   CHECK(clGetKernelInfo(build, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL));
-  printf("module %s: build_lists takes %u arguments (the heap argument is hidden)\n", spv, nargs);
+  printf("%s: build_lists takes %u arguments (the heap argument is hidden)\n",
+         spv ? spv : "kernels/lists.cl", nargs);
 
   cl_mem heads = clCreateBuffer(ctx, CL_MEM_READ_WRITE, ITEMS * sizeof(cl_ulong), NULL, &err);
   CHECK(err);
@@ -112,12 +117,13 @@ int main(int argc, char **argv) {
   printf("  clSetDeviceHeapSizeEXT(16 MiB) -> CL_SUCCESS; CL_DEVICE_HEAP_SIZE_EXT = %zu bytes\n",
          heap);
 
-  int rc = 0;
+  printf("\n== OpenCL C source (clCreateProgramWithSource)\n");
+  int rc = run(platform, dev, NULL);
   const char *forms[] = {"lists.spv", "lists.extinst.spv"};
   for (int i = 0; i < 2; i++) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, forms[i]);
-    printf("\n== %s form\n",
+    printf("\n== SPIR-V, %s form\n",
            i == 0 ? "Import-linkage (clang + llvm-spirv)" : "SPV_EXT_device_malloc OpExtInst");
     rc |= run(platform, dev, path);
   }

@@ -1,8 +1,8 @@
 /*
  * example_util.h — the few helpers the examples share: error checks that print and exit,
- * loading a SPIR-V file and building a program, finding a device with the extension (both
- * through support/: cldm_file.h, cldm_cl_device.h), and printing the heap statistics of
- * cl_ext_device_malloc through clGetDeviceHeapInfoEXT.
+ * building a program from OpenCL C source or from a SPIR-V file, finding a device with the
+ * extension (both through support/: cldm_file.h, cldm_cl_device.h), and printing the heap
+ * statistics of cl_ext_device_malloc through clGetDeviceHeapInfoEXT.
  */
 #ifndef CLDM_EXAMPLE_UTIL_H
 #define CLDM_EXAMPLE_UTIL_H
@@ -36,6 +36,29 @@ static inline void *example_read(const char *path, size_t *size) {
   return buf;
 }
 
+static inline void example_build(cl_program p, cl_device_id dev, const char *what) {
+  if (clBuildProgram(p, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
+    char log[16384] = "";
+    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
+    fprintf(stderr, "build of %s failed:\n%s\n", what, log);
+    exit(1);
+  }
+}
+
+/* A program from OpenCL C source (`length` bytes), built: kernels call malloc and free with
+ * no declaration (the layer declares them). */
+static inline cl_program example_source_program(cl_context ctx, cl_device_id dev,
+                                                const unsigned char *source, size_t length,
+                                                const char *what) {
+  const char *text = (const char *)source;
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &text, &length, &err);
+  CHECK(err);
+  example_build(p, dev, what);
+  return p;
+}
+
+/* A program from a SPIR-V file, built. */
 static inline cl_program example_program(cl_context ctx, cl_device_id dev, const char *path) {
   size_t size;
   void *il = example_read(path, &size);
@@ -47,12 +70,7 @@ static inline cl_program example_program(cl_context ctx, cl_device_id dev, const
             err == CL_INVALID_VALUE ? " (is the layer enabled? see OPENCL_LAYERS in README)" : "");
     exit(1);
   }
-  if (clBuildProgram(p, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
-    char log[16384] = "";
-    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
-    fprintf(stderr, "build of %s failed:\n%s\n", path, log);
-    exit(1);
-  }
+  example_build(p, dev, path);
   return p;
 }
 

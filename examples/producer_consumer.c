@@ -3,14 +3,18 @@
  * producer program (kernels/producer.cl) allocates a variable-length record per work-item; a
  * consumer program built separately in the same context (kernels/consumer.cl) checks and
  * frees them. Prints the heap statistics in between; exit status 0 if every record arrived
- * intact and the heap ends empty.
+ * intact and the heap ends empty. The programs are built from their OpenCL C source (built into
+ * the example); with a directory argument, from the SPIR-V modules producer.spv and
+ * consumer.spv in it instead.
  */
+#include "consumer_cl.h" /* generated: consumer_cl[], the text of kernels/consumer.cl */
 #include "example_util.h"
+#include "producer_cl.h" /* generated: producer_cl[] */
 
 #define ITEMS 2048
 
 int main(int argc, char **argv) {
-  const char *dir = argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR;
+  const char *dir = argc > 1 ? argv[1] : NULL;
   char producer_path[4096], consumer_path[4096];
   snprintf(producer_path, sizeof(producer_path), "%s/producer.spv", dir);
   snprintf(consumer_path, sizeof(consumer_path), "%s/consumer.spv", dir);
@@ -21,8 +25,12 @@ int main(int argc, char **argv) {
   CHECK(err);
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
   CHECK(err);
-  cl_program producer = example_program(ctx, dev, producer_path);
-  cl_program consumer = example_program(ctx, dev, consumer_path);
+  cl_program producer =
+      dir ? example_program(ctx, dev, producer_path)
+          : example_source_program(ctx, dev, producer_cl, sizeof(producer_cl), "producer.cl");
+  cl_program consumer =
+      dir ? example_program(ctx, dev, consumer_path)
+          : example_source_program(ctx, dev, consumer_cl, sizeof(consumer_cl), "consumer.cl");
   cl_kernel produce = clCreateKernel(producer, "produce", &err);
   CHECK(err);
   cl_kernel consume = clCreateKernel(consumer, "consume", &err);

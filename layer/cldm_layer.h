@@ -11,8 +11,8 @@
  * the dispatch table by layer_init.c) after its internal interface. Apart from the next
  * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
  * cycles, each only modules to its left:
- *   log, map, info < device < query, heap < heap_api, lifetime < program < kernel, extfn
- *   < enqueue < init
+ *   log, config, map, info < device, ptx < query, heap < heap_api, lifetime < program
+ *   < binary < clc < source < build < link < kernel, extfn < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -26,6 +26,7 @@
 #include <CL/cl_icd.h>
 #include <CL/cl_ext_device_malloc.h>
 
+#include "cldm_clc.h"
 #include "cldm_spirv.h"
 
 #ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR /* cl_khr_spirv_queries, newer headers */
@@ -71,6 +72,12 @@ const char *cldm_config_heap_memory(void);
 int cldm_config_nvidia(void);
 /* CLDM_PTX_BACKEND: the PTX backend library to load instead of the one next to the layer. */
 const char *cldm_config_ptx_backend(void);
+/* CLDM_CLC_COMPILER: the OpenCL C compiler library to load instead of the one next to it. */
+const char *cldm_config_clc_compiler(void);
+/* CLDM_CACHE_DIR, or NULL. */
+const char *cldm_config_cache_dir(void);
+/* The path of `file` in the directory of the layer's own shared object (malloc'd), or NULL. */
+char *cldm_config_beside_layer(const char *file);
 
 /* ---- layer_map.c: handle -> value hash map (caller holds the map's lock) ----------------- */
 
@@ -152,15 +159,25 @@ cldm_device_route cldm_device_platform_route(cl_platform_id platform);
 int cldm_ptx_available(void);
 /* A driver program for `devices` (PTX-route devices of `context`) from the SPIR-V `modules`
  * (one, or several linked together; lowered where they allocate), translated to PTX once per
- * compute capability and created with clCreateProgramWithBinary. If the backend cannot
- * translate them, the program is made from an empty PTX module and *build_log (malloc'd)
- * says why: the caller makes its build fail with that log. With no modules, the program is
- * made from the empty PTX module without a log. NULL and *errcode_ret on errors
+ * compute capability and created with clCreateProgramWithBinary. The PTX starts with a
+ * comment line naming the kernels of `kernels` that take the heap (cldm_ptx_marker), so a
+ * binary of the program is recognised when it comes back (layer_binary.c). If the backend
+ * cannot translate them, the program is made from an empty PTX module and *build_log
+ * (malloc'd) says why: the caller makes its build fail with that log. With no modules, the
+ * program is made from the empty PTX module without a log. NULL and *errcode_ret on errors
  * that leave no program (*build_log then NULL). */
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
                                    const cl_device_id *devices, const void *const *modules,
                                    const size_t *sizes, size_t num_modules, const char *options,
-                                   char **build_log, cl_int *errcode_ret);
+                                   const cldm_spirv_report *kernels, char **build_log,
+                                   cl_int *errcode_ret);
+/* The comment line a PTX text of the layer starts with (malloc'd, ending in '\n'):
+ * "// cl_ext_device_malloc heap arguments: <kernel>:<num_user_args> ..." for each kernel of
+ * `kernels` that takes the heap (its hidden argument is at index num_user_args). */
+char *cldm_ptx_marker(const cldm_spirv_report *kernels);
+/* 1 if binary `bin` (n bytes) starts with such a line; *kernels then lists those kernels
+ * (owned by the caller, freed with cldm_spirv_report_free). 0 otherwise, -1 out of memory. */
+int cldm_ptx_marker_parse(const void *bin, size_t n, cldm_spirv_report *kernels);
 
 /* ---- layer_query.c: extension and device queries (spec 1.1, 1.2) ------------------------- */
 
@@ -240,8 +257,37 @@ cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
 /* ---- layer_program.c: programs of SPIR-V modules, records and creation (spec 1.5) ------- */
 
-/* The record of a program created from IL through the layer (lowered, or on the PTX route) or
- * linked from such programs. Read and written with the records locked (cldm_program_lock). */
+/* Argument information of a kernel (clGetKernelArgInfo), as the compiler reported it for a
+ * program built from source with -cl-kernel-arg-info (layer_clc.c). */
+typedef struct cldm_arg_info {
+  char *name, *type_name;
+  cl_kernel_arg_address_qualifier address;
+  cl_kernel_arg_access_qualifier access;
+  cl_kernel_arg_type_qualifier type_qual;
+} cldm_arg_info;
+
+typedef struct cldm_kernel_args {
+  char *kernel;
+  size_t num_args;
+  cldm_arg_info *args;
+} cldm_kernel_args;
+
+/* Per kernel name; a zeroed table is a valid empty one. */
+typedef struct cldm_arg_table {
+  size_t num_kernels;
+  cldm_kernel_args *kernels;
+} cldm_arg_table;
+
+void cldm_arg_table_free(cldm_arg_table *t);
+/* Appends copies of src's kernels to dst: 0, or -1 out of memory (dst stays freeable). */
+int cldm_arg_table_append(cldm_arg_table *dst, const cldm_arg_table *src);
+/* The entry of kernel `name`, or NULL. */
+const cldm_kernel_args *cldm_arg_table_find(const cldm_arg_table *t, const char *name);
+
+/* The record of a program whose kernels the layer must know: created from IL through the layer
+ * (lowered, or on the PTX route), built from a source program's compiled module
+ * (layer_source.c), made from a binary the layer recognised (layer_binary.c), or linked from
+ * such programs. Read and written with the records locked (cldm_program_lock). */
 typedef struct cldm_program {
   void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
   size_t il_size;
@@ -252,13 +298,16 @@ typedef struct cldm_program {
   int ptx;
   void *module; /* the SPIR-V the PTX came from (lowered); NULL for linked programs */
   size_t module_size;
-  char *build_log; /* non-NULL: no PTX of its own (translation failed, or link_only);
+  char *build_log;     /* non-NULL: no PTX of its own (translation failed, or link_only);
                       builds fail with this log */
-  int link_only;   /* the module imports functions of other modules: it is translated only
+  int link_only;       /* the module imports functions of other modules: it is translated only
                       together with them, by clLinkProgram */
-  int compiled;    /* clCompileProgram succeeded (the PTX route has nothing to compile) */
+  int compiled;        /* clCompileProgram succeeded (the PTX route has nothing to compile) */
+  cldm_arg_table args; /* argument information the layer answers (empty: the driver's) */
 } cldm_program;
 
+/* A record with copies of `report`'s kernels (no IL); NULL if out of memory. */
+cldm_program *cldm_program_new_kernels(const cldm_spirv_report *report);
 void cldm_program_lock(void);
 void cldm_program_unlock(void);
 /* The record of `program`, or NULL; the caller holds the lock. */
@@ -272,8 +321,23 @@ void cldm_program_names_free(char **names, size_t n);
 
 /* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
 void *cldm_program_extfn(const char *name);
-/* 1 if `program` was created from a lowered module (or linked from one). */
+/* 1 if `program` has a record. */
 int cldm_program_tracked(cl_program program);
+/* Removes and frees the record of `program` (after its last release). */
+void cldm_program_forget(cl_program program);
+/* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
+ * features every served device of it has. */
+cldm_device_route cldm_program_context_route(cl_context context, unsigned *features);
+/* A driver program from SPIR-V `il` as clCreateProgramWithIL_wrap makes it: lowered if it
+ * allocates (then recorded), on the PTX route made of PTX binaries. If the module cannot be
+ * lowered, `why` (when not NULL) receives the one-line reason. */
+cl_program cldm_program_create_from_il(cl_context context, const void *il, size_t length, char *why,
+                                       size_t why_size, cl_int *errcode_ret);
+/* Gives the record of `program` (if any) the argument table `args` (taken over). */
+void cldm_program_set_args(cl_program program, cldm_arg_table *args);
+/* Answers CL_PROGRAM_IL from the record of `program`: 1 (with *err) if it has the IL, else 0. */
+int cldm_program_il_info(cl_program program, size_t size, void *value, size_t *size_ret,
+                         cl_int *err);
 /* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index and
  * *num_user_args), else 0 (also for unknown programs and kernels). */
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
@@ -281,11 +345,101 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
 
 cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
                                                   cl_int *errcode_ret);
+
+/* ---- layer_binary.c: program binaries that come back (spec 1.5.2, 3.6) ------------------- */
+
+/* After the application read CL_PROGRAM_BINARIES of `program` into `binaries` (`n` pointers,
+ * as it passed them): if the program has a record with kernels that take the heap (or
+ * argument information), remembers each binary's content (SHA-256) with that record, in memory
+ * and as a file in the cache directory, so clCreateProgramWithBinary recognises it later, also
+ * in another process. */
+void cldm_binary_remember(cl_program program, size_t n, unsigned char *const *binaries);
+
+cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uint num_devices,
+                                                      const cl_device_id *device_list,
+                                                      const size_t *lengths,
+                                                      const unsigned char **binaries,
+                                                      cl_int *binary_status, cl_int *errcode_ret);
+
+/* ---- layer_clc.c: the OpenCL C compiler, loaded on demand (spec 1.5.1, 2.3) ------------- */
+
+/* The compiler's interface (loading libcldm-clc.so on the first call), or NULL. */
+const cldm_clc_api *cldm_clc(void);
+/* Compiles `source` as the driver of `device` would (its extensions, features and OpenCL
+ * version), with clCompileProgram's headers if any; *status and *out (freed with
+ * cldm_clc_result_release) say how. CL_INVALID_OPERATION if the compiler cannot be loaded,
+ * CL_OUT_OF_HOST_MEMORY; CL_SUCCESS otherwise, also when the source does not compile. */
+cl_int cldm_clc_compile(cl_device_id device, const char *source, const char *options,
+                        size_t num_headers, const char *const *header_sources,
+                        const char *const *header_names, cldm_clc_result *out,
+                        cldm_clc_status *status);
+void cldm_clc_result_release(cldm_clc_result *r);
+/* The compiler's argument information as the layer answers it (CL_KERNEL_ARG_* values):
+ * 0, or -1 out of memory (*t then empty). */
+int cldm_clc_arg_table(const cldm_clc_result *r, cldm_arg_table *t);
+
+/* ---- layer_source.c: source programs that may allocate (spec 1.5.1, 3.5) ------------------ */
+
+/* The record of a program created with clCreateProgramWithSource whose source may use the
+ * extension (cldm_source_scan): the handle the application holds stays the driver's source
+ * program. A build or compile that finds the module allocating makes a second, hidden driver
+ * program from the compiled (lowered) module, the target, to which the layer sends what
+ * concerns the built program (kernels, binaries, build status and log). */
+typedef struct cldm_source {
+  char *text; /* the application's source, NUL-terminated */
+  size_t length;
+  unsigned scan; /* CLDM_SOURCE_* bits of the text; 0 for a source kept only because the PTX
+                    route may have to link it (a compile keeps its module) */
+  cl_context context;
+  cldm_device_route route;
+  cl_program target; /* the hidden program, or NULL (not built, failed, or the driver's own) */
+  int failed;        /* the last build or compile failed in the layer: CL_BUILD_ERROR, `log` */
+  char *log;         /* failure: the build log; success: the compiler's warnings; or NULL */
+  char *options;     /* the application's options of the last build or compile, or NULL */
+  cl_program_binary_type type; /* failed: CL_PROGRAM_BINARY_TYPE_NONE */
+  /* The last successful in-process compile: the module (not lowered) and its report, kept
+   * for links (imports, exports; the PTX route links modules). */
+  void *module;
+  size_t module_size;
+  cldm_spirv_report report;
+  unsigned kernels; /* kernel objects created through the target and alive */
+} cldm_source;
+
+/* What cldm_source_scan finds in a source (bit set). */
+enum {
+  CLDM_SOURCE_NAMES = 1u << 0,   /* an identifier malloc, free, calloc, realloc, aligned_alloc */
+  CLDM_SOURCE_MACRO = 1u << 1,   /* the identifier cl_ext_device_malloc */
+  CLDM_SOURCE_INCLUDE = 1u << 2, /* an #include directive (the included text is not seen) */
+};
+/* Scans OpenCL C `text` (n bytes) with comments, string and character literals skipped:
+ * CLDM_SOURCE_* bits; 0 means the source cannot use the extension. */
+unsigned cldm_source_scan(const char *text, size_t n);
+
+void cldm_source_lock(void);
+void cldm_source_unlock(void);
+/* The record of `program`, or NULL; the caller holds the lock. */
+cldm_source *cldm_source_find(cl_program program);
+/* The target of `program` if it has one (retained: release it with the next table), else
+ * NULL. */
+cl_program cldm_source_target(cl_program program);
+/* A kernel object was created through / released from the target of `program`. */
+void cldm_source_kernel_attached(cl_program program, int delta);
+/* The text of a hidden program that gives the driver's own diagnostics for the source of
+ * `program`: the extension's header, "#line 1", the source (malloc'd), or NULL. */
+char *cldm_source_diagnostic_text(cl_program program);
+
+cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uint count,
+                                                      const char **strings, const size_t *lengths,
+                                                      cl_int *errcode_ret);
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret);
 cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
-/* ---- layer_build.c: building, compiling and linking programs (spec 1.5) ------------------ */
+/* ---- layer_build.c: building and compiling programs (spec 1.5, 1.5.1) -------------------- */
+
+/* `options` without those that do not apply to an already compiled module: -D name[=value],
+ * -I dir (also as two words), -cl-std=..., -x ..., -spir-std=... (malloc'd). */
+char *cldm_build_binary_options(const char *options);
 
 cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
                                        const cl_device_id *device_list, const char *options,
@@ -297,14 +451,17 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
                                          const char **header_include_names,
                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                          void *user_data);
+cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
+                                              cl_program_build_info name, size_t size, void *value,
+                                              size_t *size_ret);
+
+/* ---- layer_link.c: linking programs (spec 1.5) ------------------------------------------- */
+
 cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
                                           const cl_device_id *device_list, const char *options,
                                           cl_uint num_inputs, const cl_program *inputs,
                                           void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                           void *user_data, cl_int *errcode_ret);
-cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
-                                              cl_program_build_info name, size_t size, void *value,
-                                              size_t *size_ret);
 
 /* ---- layer_kernel.c: kernels that take the heap (spec 1.6) ------------------------------- */
 

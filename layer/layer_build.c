@@ -1,17 +1,29 @@
 /*
- * layer_build.c — building, compiling and linking programs of the layer's records (spec 1.5).
+ * layer_build.c — building and compiling programs (spec 1.5, 1.5.1, 3.5).
  *
- * SPIR-V route: clBuildProgram and clCompileProgram go to the driver unchanged; clLinkProgram
- * carries the kernel table over to the linked program, and refuses links in which a module
- * calls an allocating function another module exports (the caller cannot pass the heap:
- * spec 5, issue 4).
+ * SPIR-V route: clBuildProgram and clCompileProgram of programs made from IL go to the driver
+ * unchanged.
  * PTX route (layer_ptx.c): the driver program holds PTX, which the driver can only build.
  * clBuildProgram fails with the translation's log where the translation failed, and otherwise
  * builds the PTX with the options that apply to it (preprocessor and language options do not
  * apply to a module that is already compiled: spec 1.5). clCompileProgram has nothing left to
- * compile and records that it succeeded; clLinkProgram translates the inputs' modules linked
- * together into a new program of binaries and builds it. clGetProgramBuildInfo reports a
- * translation failure as a failed build with its log.
+ * compile and records that it succeeded. clGetProgramBuildInfo reports a translation failure
+ * as a failed build with its log.
+ * Source programs the layer keeps (layer_source.c): the source is compiled in-process for the
+ * first device (layer_clc.c), with the options and, for clCompileProgram, the input headers.
+ *   - it does not compile: on the SPIR-V route the driver compiles the same source with the
+ *     extension's declarations in front ("#line 1" keeps the line numbers), so the build log
+ *     is the driver's own; on the PTX route (and if the driver compiles it after all) the log
+ *     is the compiler's, in clang's format ("<kernel>:<line>:<col>: error: ...", as NVIDIA's
+ *     compiler names a program's source). The build fails with that log.
+ *   - the module does not allocate: the driver builds (compiles) the untouched source, with
+ *     cl_ext_device_malloc defined (CL_PROGRAM_BUILD_OPTIONS still reports the application's
+ *     options).
+ *   - it allocates: the module, lowered, becomes the program's target (a driver program made
+ *     from IL, or on the PTX route from PTX), built (compiled) with the options that apply to
+ *     a compiled module; with -cl-kernel-arg-info the compiler's argument information goes
+ *     with it. The build status, log and binary type are the target's.
+ * The build is synchronous; pfn_notify is called before the call returns.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +45,7 @@ static char *cldm_build_ptx_state(cl_program program, int *ptx, int *link_only) 
   return log;
 }
 
-/* `options` without those that do not apply to an already compiled module: -D name[=value],
- * -I dir (also as two words), -cl-std=..., -x ..., -spir-std=... (malloc'd). */
-static char *cldm_build_binary_options(const char *options) {
+char *cldm_build_binary_options(const char *options) {
   size_t n = options ? strlen(options) : 0;
   char *out = malloc(n + 1), *o = out;
   if (!out)
@@ -71,10 +81,312 @@ static char *cldm_build_binary_options(const char *options) {
   return out;
 }
 
+/* ---- source programs ------------------------------------------------------------------------ */
+
+/* One clBuildProgram or clCompileProgram call. */
+typedef struct cldm_build_call {
+  int compile;
+  cl_program program;
+  cl_uint num_devices;
+  const cl_device_id *devices;
+  const char *options;
+  cl_uint num_headers;
+  const cl_program *headers;
+  const char **header_names;
+  void(CL_CALLBACK *pfn_notify)(cl_program, void *);
+  void *user_data;
+} cldm_build_call;
+
+/* The call made on `program` through the next table with `options`. */
+static cl_int cldm_build_next(const cldm_build_call *c, cl_program program, const char *options,
+                              int notify) {
+  void(CL_CALLBACK * pfn)(cl_program, void *) = notify ? c->pfn_notify : NULL;
+  if (c->compile)
+    return cldm_next->clCompileProgram(program, c->num_devices, c->devices, options, c->num_headers,
+                                       c->headers, c->header_names, pfn, c->user_data);
+  return cldm_next->clBuildProgram(program, c->num_devices, c->devices, options, pfn, c->user_data);
+}
+
+/* The build log the driver wrote for `program` on `device` (malloc'd), or NULL. */
+static char *cldm_build_driver_log(cl_program program, cl_device_id device) {
+  size_t n = 0;
+  if (cldm_next->clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) !=
+          CL_SUCCESS ||
+      !n)
+    return NULL;
+  char *log = calloc(1, n + 1);
+  if (log && cldm_next->clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log,
+                                              NULL) != CL_SUCCESS) {
+    free(log);
+    return NULL;
+  }
+  return log;
+}
+
+/* The driver's own diagnostics for a source that does not compile (SPIR-V route): the same
+ * call on a hidden program of the source with the extension's declarations in front. Returns
+ * the driver's error and its log in *log; CL_SUCCESS if the driver compiles it after all. */
+static cl_int cldm_build_diagnose(const cldm_build_call *c, cl_context context, cl_device_id device,
+                                  char **log) {
+  *log = NULL;
+  char *text = cldm_source_diagnostic_text(c->program);
+  cl_int err = CL_OUT_OF_HOST_MEMORY;
+  cl_program diag =
+      text ? cldm_next->clCreateProgramWithSource(context, 1, (const char **)&text, NULL, &err)
+           : NULL;
+  free(text);
+  if (!diag)
+    return err;
+  err = cldm_build_next(c, diag, c->options, 0);
+  if (err != CL_SUCCESS)
+    *log = cldm_build_driver_log(diag, device);
+  cldm_next->clReleaseProgram(diag);
+  return err;
+}
+
+/* The sources of clCompileProgram's header programs (malloc'd array of malloc'd strings, as
+ * the driver returns CL_PROGRAM_SOURCE), NULL if out of memory or a header has none. */
+static char **cldm_build_header_sources(const cldm_build_call *c) {
+  char **src = calloc(c->num_headers ? c->num_headers : 1, sizeof(*src));
+  for (cl_uint i = 0; src && i < c->num_headers; i++) {
+    size_t n = 0;
+    if (cldm_next->clGetProgramInfo(c->headers[i], CL_PROGRAM_SOURCE, 0, NULL, &n) != CL_SUCCESS ||
+        !(src[i] = calloc(1, n + 1)) ||
+        cldm_next->clGetProgramInfo(c->headers[i], CL_PROGRAM_SOURCE, n, src[i], NULL) !=
+            CL_SUCCESS) {
+      cldm_program_names_free(src, c->num_headers);
+      return NULL;
+    }
+  }
+  return src;
+}
+
+/* 1 if the space-separated `options` hold the word `word`. */
+static int cldm_build_has_option(const char *options, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = options ? options : ""; (p = strstr(p, word)) != NULL; p += n)
+    if ((p == options || p[-1] == ' ' || p[-1] == '\t') &&
+        (p[n] == '\0' || p[n] == ' ' || p[n] == '\t'))
+      return 1;
+  return 0;
+}
+
+/* Replaces the outcome of the record of c->program (under the source lock); takes `target`,
+ * `log`, `module` and `report` over; returns the target it replaces (for the caller to
+ * release), or NULL. */
+static cl_program cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_program target,
+                                         char *log, void *module, size_t module_size,
+                                         cldm_spirv_report *report) {
+  cl_program old = NULL;
+  char *options = strdup(c->options ? c->options : "");
+  cldm_source_lock();
+  cldm_source *s = cldm_source_find(c->program);
+  if (s) {
+    old = s->target;
+    s->target = target;
+    s->failed = failed;
+    free(s->log);
+    s->log = log;
+    free(s->options);
+    s->options = options;
+    s->type = CL_PROGRAM_BINARY_TYPE_NONE;
+    if (module) {
+      free(s->module);
+      cldm_spirv_report_free(&s->report);
+      s->module = module;
+      s->module_size = module_size;
+      s->report = *report;
+      memset(report, 0, sizeof(*report));
+      module = NULL;
+    }
+    log = options = NULL;
+    target = NULL;
+  }
+  cldm_source_unlock();
+  free(log);
+  free(options);
+  free(module);
+  if (report)
+    cldm_spirv_report_free(report);
+  if (target)
+    old = target; /* the record is gone: the caller releases the new target instead */
+  return old;
+}
+
+/* clBuildProgram / clCompileProgram of a source program the layer keeps (see the top). */
+static cl_int cldm_build_source(cldm_build_call *c) {
+  cldm_source_lock();
+  cldm_source *s = cldm_source_find(c->program);
+  int busy = s && s->kernels > 0;
+  unsigned scan = s ? s->scan : 0;
+  cldm_device_route route = s ? s->route : CLDM_ROUTE_NONE;
+  cl_context context = s ? s->context : NULL;
+  char *text = s ? strdup(s->text) : NULL;
+  cldm_source_unlock();
+  if (busy) {
+    free(text);
+    return CL_INVALID_OPERATION; /* kernel objects are attached to the program (as a driver) */
+  }
+  void *devs = NULL;
+  size_t devs_size = 0;
+  cl_device_id device = c->num_devices && c->devices ? c->devices[0] : NULL;
+  if (!device &&
+      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &devs_size) ==
+          CL_SUCCESS &&
+      devs_size >= sizeof(cl_device_id))
+    device = ((cl_device_id *)devs)[0];
+  free(devs);
+  char **headers = text && device && (scan || c->compile) ? cldm_build_header_sources(c) : NULL;
+  cldm_clc_result out;
+  cldm_clc_status st = CLDM_CLC_E_INVALID_ARG;
+  cl_int err = headers ? cldm_clc_compile(device, text, c->options, c->num_headers,
+                                          (const char *const *)headers,
+                                          (const char *const *)c->header_names, &out, &st)
+                       : CL_INVALID_OPERATION;
+  free(text);
+  cldm_program_names_free(headers, c->num_headers);
+  if (err == CL_OUT_OF_HOST_MEMORY)
+    return err;
+  if (err != CL_SUCCESS || !scan) {
+    /* no compiler, or a source kept only for links: the driver builds the untouched source */
+    void *module = NULL;
+    cldm_spirv_report report = {0};
+    if (err == CL_SUCCESS && st == CLDM_CLC_OK && (module = malloc(out.spirv_size)) != NULL) {
+      memcpy(module, out.spirv, out.spirv_size);
+      if (cldm_spirv_inspect(module, out.spirv_size, &report, NULL) != CLDM_SPIRV_OK) {
+        free(module);
+        module = NULL;
+      }
+    }
+    cl_program old =
+        cldm_build_set_outcome(c, 0, NULL, NULL, module, module ? out.spirv_size : 0, &report);
+    if (err == CL_SUCCESS)
+      cldm_clc_result_release(&out);
+    if (old)
+      clReleaseProgram_wrap(old);
+    return cldm_build_next(c, c->program, c->options, 1);
+  }
+
+  if (st != CLDM_CLC_OK) { /* the source does not compile */
+    char *log = NULL;
+    cl_int diag =
+        route == CLDM_ROUTE_SPIRV ? cldm_build_diagnose(c, context, device, &log) : CL_SUCCESS;
+    if (diag == CL_SUCCESS || !log) {
+      free(log);
+      log = out.log ? strdup(out.log) : strdup("error: the source does not compile\n");
+      diag = c->compile ? CL_COMPILE_PROGRAM_FAILURE : CL_BUILD_PROGRAM_FAILURE;
+    }
+    cldm_log(CLDM_LOG_INFO, "program %p does not compile: %s", (void *)c->program, log ? log : "");
+    cldm_clc_result_release(&out);
+    cl_program old = cldm_build_set_outcome(c, 1, NULL, log, NULL, 0, NULL);
+    if (old)
+      clReleaseProgram_wrap(old);
+    if (c->pfn_notify)
+      c->pfn_notify(c->program, c->user_data);
+    return diag;
+  }
+
+  cldm_spirv_report report = {0};
+  void *module = malloc(out.spirv_size ? out.spirv_size : 1);
+  if (!module || cldm_spirv_inspect(out.spirv, out.spirv_size, &report, NULL) != CLDM_SPIRV_OK) {
+    /* the engine cannot read the compiler's module: let the driver judge the source */
+    free(module);
+    cldm_spirv_report_free(&report);
+    cldm_clc_result_release(&out);
+    cl_program old = cldm_build_set_outcome(c, 0, NULL, NULL, NULL, 0, NULL);
+    if (old)
+      clReleaseProgram_wrap(old);
+    return cldm_build_next(c, c->program, c->options, 1);
+  }
+  memcpy(module, out.spirv, out.spirv_size);
+  size_t module_size = out.spirv_size;
+
+  if (!report.allocates) { /* the driver builds the untouched source */
+    size_t n = c->options ? strlen(c->options) : 0;
+    char *opts = malloc(n + 40);
+    cldm_clc_result_release(&out);
+    if (!opts) {
+      free(module);
+      cldm_spirv_report_free(&report);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    snprintf(opts, n + 40, "%s%s-D cl_ext_device_malloc=1", c->options ? c->options : "",
+             n ? " " : "");
+    cl_program old = cldm_build_set_outcome(c, 0, NULL, NULL, module, module_size, &report);
+    if (old)
+      clReleaseProgram_wrap(old);
+    err = cldm_build_next(c, c->program, opts, 1);
+    free(opts);
+    return err;
+  }
+
+  /* it allocates: the lowered module becomes the target */
+  char why[300] = "";
+  cl_program target =
+      cldm_program_create_from_il(context, module, module_size, why, sizeof(why), &err);
+  if (!target) {
+    char *log = malloc(strlen(why) + 64);
+    if (log)
+      snprintf(log, strlen(why) + 64, "error: the module cannot be lowered: %s\n",
+               *why ? why : "(no reason given)");
+    cldm_log(CLDM_LOG_ERROR, "clBuildProgram: %s", log ? log : why);
+    free(module);
+    cldm_spirv_report_free(&report);
+    cldm_clc_result_release(&out);
+    cl_program old = cldm_build_set_outcome(c, 1, NULL, log, NULL, 0, NULL);
+    if (old)
+      clReleaseProgram_wrap(old);
+    if (c->pfn_notify)
+      c->pfn_notify(c->program, c->user_data);
+    return err == CL_OUT_OF_HOST_MEMORY ? err
+           : c->compile                 ? CL_COMPILE_PROGRAM_FAILURE
+                                        : CL_BUILD_PROGRAM_FAILURE;
+  }
+  if (cldm_build_has_option(c->options, "-cl-kernel-arg-info")) {
+    cldm_arg_table args;
+    if (cldm_clc_arg_table(&out, &args) == 0)
+      cldm_program_set_args(target, &args);
+  }
+  char *warnings = out.log && *out.log ? strdup(out.log) : NULL;
+  cldm_clc_result_release(&out);
+  char *opts = cldm_build_binary_options(c->options);
+  if (!opts)
+    err = CL_OUT_OF_HOST_MEMORY;
+  else if (c->compile)
+    err =
+        clCompileProgram_wrap(target, c->num_devices, c->devices, opts, 0, NULL, NULL, NULL, NULL);
+  else
+    err = clBuildProgram_wrap(target, c->num_devices, c->devices, opts, NULL, NULL);
+  free(opts);
+  cl_program old = cldm_build_set_outcome(c, 0, target, warnings, module, module_size, &report);
+  if (old)
+    clReleaseProgram_wrap(old);
+  cldm_log(CLDM_LOG_INFO, "program %p: built from its compiled module as program %p (%d)",
+           (void *)c->program, (void *)target, err);
+  if (c->pfn_notify)
+    c->pfn_notify(c->program, c->user_data);
+  return err;
+}
+
+/* 1 if `program` is a source program the layer keeps. */
+static int cldm_build_is_source(cl_program program) {
+  cldm_source_lock();
+  int is = cldm_source_find(program) != NULL;
+  cldm_source_unlock();
+  return is;
+}
+
+/* ---- the entry points ------------------------------------------------------------------------ */
+
 cl_int CL_API_CALL clBuildProgram_wrap(cl_program program, cl_uint num_devices,
                                        const cl_device_id *device_list, const char *options,
                                        void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                        void *user_data) {
+  if (cldm_build_is_source(program)) {
+    cldm_build_call c = {0, program, num_devices, device_list, options,
+                         0, NULL,    NULL,        pfn_notify,  user_data};
+    return cldm_build_source(&c);
+  }
   int ptx = 0, link_only = 0;
   char *log = cldm_build_ptx_state(program, &ptx, &link_only);
   if (!ptx)
@@ -103,6 +415,12 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
                                          const char **header_include_names,
                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                          void *user_data) {
+  if (cldm_build_is_source(program)) {
+    cldm_build_call c = {1,          program,           num_devices,   device_list,
+                         options,    num_input_headers, input_headers, header_include_names,
+                         pfn_notify, user_data};
+    return cldm_build_source(&c);
+  }
   int ptx = 0, link_only = 0;
   char *log = cldm_build_ptx_state(program, &ptx, &link_only);
   if (!ptx)
@@ -126,226 +444,75 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
   return log ? CL_COMPILE_PROGRAM_FAILURE : CL_SUCCESS;
 }
 
+/* The build information of a source program the layer keeps: 1 (with *err) if answered. */
+static int cldm_build_source_info(cl_program program, cl_device_id device,
+                                  cl_program_build_info name, size_t size, void *value,
+                                  size_t *size_ret, cl_int *err) {
+  cldm_source_lock();
+  cldm_source *s = cldm_source_find(program);
+  if (!s || !s->options) { /* not kept, or not built through the layer yet */
+    cldm_source_unlock();
+    return 0;
+  }
+  int answered = 1;
+  cl_program target = s->target;
+  if (name == CL_PROGRAM_BUILD_OPTIONS)
+    *err = cldm_info_return(s->options, strlen(s->options) + 1, size, value, size_ret);
+  else if (s->failed && name == CL_PROGRAM_BUILD_STATUS) {
+    cl_build_status failed = CL_BUILD_ERROR;
+    *err = cldm_info_return(&failed, sizeof(failed), size, value, size_ret);
+  } else if (s->failed && name == CL_PROGRAM_BUILD_LOG) {
+    const char *log = s->log ? s->log : "";
+    *err = cldm_info_return(log, strlen(log) + 1, size, value, size_ret);
+  } else if (s->failed && name == CL_PROGRAM_BINARY_TYPE)
+    *err = cldm_info_return(&s->type, sizeof(s->type), size, value, size_ret);
+  else
+    answered = 0; /* the target's answer, if there is a target; else the driver's */
+  if (answered || !target) {
+    cldm_source_unlock();
+    return answered;
+  }
+  char *warnings = name == CL_PROGRAM_BUILD_LOG && s->log ? strdup(s->log) : NULL;
+  cldm_next->clRetainProgram(target);
+  cldm_source_unlock();
+  if (!warnings) {
+    *err = clGetProgramBuildInfo_wrap(target, device, name, size, value, size_ret);
+  } else { /* the compiler's warnings, then the driver's log of the target */
+    size_t n = 0;
+    char *log = NULL;
+    *err = clGetProgramBuildInfo_wrap(target, device, name, 0, NULL, &n);
+    if (*err == CL_SUCCESS && !(log = calloc(1, strlen(warnings) + n + 1)))
+      *err = CL_OUT_OF_HOST_MEMORY;
+    if (*err == CL_SUCCESS) {
+      strcpy(log, warnings);
+      *err = clGetProgramBuildInfo_wrap(target, device, name, n, log + strlen(warnings), NULL);
+    }
+    if (*err == CL_SUCCESS)
+      *err = cldm_info_return(log, strlen(log) + 1, size, value, size_ret);
+    free(log);
+    free(warnings);
+  }
+  cldm_next->clReleaseProgram(target);
+  return 1;
+}
+
 cl_int CL_API_CALL clGetProgramBuildInfo_wrap(cl_program program, cl_device_id device,
                                               cl_program_build_info name, size_t size, void *value,
                                               size_t *size_ret) {
+  cl_int err = CL_SUCCESS;
+  if (cldm_build_source_info(program, device, name, size, value, size_ret, &err))
+    return err;
   if (name == CL_PROGRAM_BUILD_STATUS || name == CL_PROGRAM_BUILD_LOG) {
     int ptx = 0, link_only = 0;
     char *log = cldm_build_ptx_state(program, &ptx, &link_only);
     if (log) {
       cl_build_status failed = CL_BUILD_ERROR;
-      cl_int err = name == CL_PROGRAM_BUILD_LOG
-                       ? cldm_info_return(log, strlen(log) + 1, size, value, size_ret)
-                       : cldm_info_return(&failed, sizeof(failed), size, value, size_ret);
+      err = name == CL_PROGRAM_BUILD_LOG
+                ? cldm_info_return(log, strlen(log) + 1, size, value, size_ret)
+                : cldm_info_return(&failed, sizeof(failed), size, value, size_ret);
       free(log);
       return err;
     }
   }
   return cldm_next->clGetProgramBuildInfo(program, device, name, size, value, size_ret);
-}
-
-/* ---- linking ------------------------------------------------------------------------------ */
-
-/* Names input `program` imports: from its record, or from the IL the driver holds for an
- * untracked program made from IL (programs made from source have none to inspect). */
-static int cldm_build_imports(cl_program program, char ***names, size_t *n) {
-  *names = NULL;
-  *n = 0;
-  cldm_program_lock();
-  const cldm_program *p = cldm_program_find(program);
-  int err = p ? cldm_program_names_append(names, n, p->report.imports, p->report.num_imports) : 0;
-  cldm_program_unlock();
-  if (p || err)
-    return err;
-  void *il = NULL;
-  size_t size = 0;
-  if (cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, 0, NULL, &size) != CL_SUCCESS || !size ||
-      !(il = malloc(size)) ||
-      cldm_next->clGetProgramInfo(program, CL_PROGRAM_IL, size, il, NULL) != CL_SUCCESS) {
-    free(il);
-    return 0;
-  }
-  cldm_spirv_report r;
-  if (cldm_spirv_inspect(il, size, &r, NULL) == CLDM_SPIRV_OK) { /* take the names over */
-    *names = r.imports;
-    *n = r.num_imports;
-    r.imports = NULL;
-    r.num_imports = 0;
-  }
-  cldm_spirv_report_free(&r);
-  free(il);
-  return err;
-}
-
-/* Finds a function that one input imports and another, lowered input exports with the heap
- * parameter; writes "<function>" into `what`. Returns 1 if found. */
-static int cldm_build_link_conflict(cl_uint num_inputs, const cl_program *inputs, char *what,
-                                    size_t cap) {
-  int found = 0;
-  for (cl_uint i = 0; i < num_inputs && !found; i++) {
-    char **imports;
-    size_t n;
-    if (cldm_build_imports(inputs[i], &imports, &n) != 0)
-      continue;
-    cldm_program_lock();
-    for (cl_uint j = 0; j < num_inputs && !found; j++) {
-      const cldm_program *p = j == i ? NULL : cldm_program_find(inputs[j]);
-      for (size_t e = 0; p && e < p->report.num_heap_exports && !found; e++)
-        for (size_t k = 0; k < n && !found; k++)
-          if (!strcmp(imports[k], p->report.heap_exports[e])) {
-            snprintf(what, cap, "%s", imports[k]);
-            found = 1;
-          }
-    }
-    cldm_program_unlock();
-    cldm_program_names_free(imports, n);
-  }
-  return found;
-}
-
-/* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
-static cldm_program *cldm_build_link_record(cl_uint num_inputs, const cl_program *inputs,
-                                            int *tracked) {
-  cldm_program *merged = calloc(1, sizeof(*merged));
-  int ok = merged != NULL;
-  *tracked = 0;
-  cldm_program_lock();
-  for (cl_uint i = 0; ok && i < num_inputs; i++) {
-    const cldm_program *p = cldm_program_find(inputs[i]);
-    if (!p)
-      continue;
-    (*tracked)++;
-    ok = cldm_spirv_report_append(&merged->report, &p->report, NULL) == CLDM_SPIRV_OK;
-  }
-  cldm_program_unlock();
-  if (!ok || !*tracked) {
-    cldm_program_free(merged);
-    return NULL;
-  }
-  return merged;
-}
-
-/* 1 if some input is a PTX-route program (then all are: one context, one route). */
-static int cldm_build_link_ptx_inputs(cl_uint num_inputs, const cl_program *inputs) {
-  int any = 0;
-  cldm_program_lock();
-  for (cl_uint i = 0; i < num_inputs && !any; i++) {
-    const cldm_program *p = cldm_program_find(inputs[i]);
-    any = p && p->ptx;
-  }
-  cldm_program_unlock();
-  return any;
-}
-
-/* clLinkProgram on the PTX route: the inputs' modules translated together into a new program
- * of binaries, built with `options`; takes `merged` (the linked program's record) over. As
- * for a driver's link, a failed link still returns the program when one exists (its build log
- * says why) with CL_LINK_PROGRAM_FAILURE. */
-static cl_program cldm_build_link_ptx(cl_context context, cl_uint num_devices,
-                                      const cl_device_id *device_list, const char *options,
-                                      cl_uint num_inputs, const cl_program *inputs,
-                                      void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                      void *user_data, cldm_program *merged, cl_int *errcode_ret) {
-  cl_int err = CL_SUCCESS;
-  cl_program program = NULL;
-  void **modules = calloc(num_inputs, sizeof(*modules));
-  size_t *sizes = calloc(num_inputs, sizeof(*sizes));
-  void *devs = NULL;
-  size_t devs_size = 0;
-  if (!modules || !sizes) {
-    err = CL_OUT_OF_HOST_MEMORY;
-    goto out;
-  }
-  cldm_program_lock();
-  for (cl_uint i = 0; i < num_inputs && err == CL_SUCCESS; i++) {
-    const cldm_program *p = cldm_program_find(inputs[i]);
-    if (!p || !p->ptx || !p->module || (p->build_log && !p->link_only))
-      err = CL_INVALID_OPERATION; /* linked programs and failed translations cannot be inputs */
-    else if (!(modules[i] = malloc(p->module_size)))
-      err = CL_OUT_OF_HOST_MEMORY;
-    else {
-      memcpy(modules[i], p->module, p->module_size);
-      sizes[i] = p->module_size;
-    }
-  }
-  cldm_program_unlock();
-  if (err == CL_INVALID_OPERATION)
-    cldm_log(CLDM_LOG_ERROR, "clLinkProgram: on the PTX route the inputs must be programs "
-                             "created from IL whose translation succeeded");
-  if (err != CL_SUCCESS)
-    goto out;
-  if (!device_list) {
-    err = cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &devs_size);
-    if (err != CL_SUCCESS)
-      goto out;
-    device_list = devs;
-    num_devices = (cl_uint)(devs_size / sizeof(cl_device_id));
-  }
-  merged->ptx = 1;
-  program = cldm_ptx_program_create(context, num_devices, device_list, (const void *const *)modules,
-                                    sizes, num_inputs, options, &merged->build_log, &err);
-  if (!program)
-    goto out;
-  if (merged->build_log) {
-    err = CL_LINK_PROGRAM_FAILURE;
-  } else {
-    char *opts = cldm_build_binary_options(options);
-    err = opts ? cldm_next->clBuildProgram(program, num_devices, device_list, opts, NULL, NULL)
-               : CL_OUT_OF_HOST_MEMORY;
-    free(opts);
-    if (err == CL_BUILD_PROGRAM_FAILURE)
-      err = CL_LINK_PROGRAM_FAILURE;
-  }
-  if (err == CL_SUCCESS || err == CL_LINK_PROGRAM_FAILURE) {
-    cldm_program_register(program, merged);
-    merged = NULL;
-    if (pfn_notify)
-      pfn_notify(program, user_data);
-  } else {
-    cldm_next->clReleaseProgram(program);
-    program = NULL;
-  }
-out:
-  for (cl_uint i = 0; modules && i < num_inputs; i++)
-    free(modules[i]);
-  free(modules);
-  free(sizes);
-  free(devs);
-  cldm_program_free(merged);
-  if (errcode_ret)
-    *errcode_ret = err;
-  return program;
-}
-
-cl_program CL_API_CALL clLinkProgram_wrap(cl_context context, cl_uint num_devices,
-                                          const cl_device_id *device_list, const char *options,
-                                          cl_uint num_inputs, const cl_program *inputs,
-                                          void(CL_CALLBACK *pfn_notify)(cl_program, void *),
-                                          void *user_data, cl_int *errcode_ret) {
-  int tracked = 0;
-  cldm_program *merged = inputs ? cldm_build_link_record(num_inputs, inputs, &tracked) : NULL;
-  char what[256];
-  if (merged && num_inputs > 1 &&
-      cldm_build_link_conflict(num_inputs, inputs, what, sizeof(what))) {
-    cldm_log(CLDM_LOG_ERROR,
-             "clLinkProgram: function \"%s\" allocates and is called from another, separately "
-             "compiled module, which cannot pass it the heap (spec 5, issue 4); build the modules "
-             "as one program instead",
-             what);
-    cldm_program_free(merged);
-    if (errcode_ret)
-      *errcode_ret = CL_LINK_PROGRAM_FAILURE;
-    return NULL;
-  }
-  if (merged && cldm_build_link_ptx_inputs(num_inputs, inputs))
-    return cldm_build_link_ptx(context, num_devices, device_list, options, num_inputs, inputs,
-                               pfn_notify, user_data, merged, errcode_ret);
-  cl_program program =
-      cldm_next->clLinkProgram(context, num_devices, device_list, options, num_inputs, inputs,
-                               pfn_notify, user_data, errcode_ret);
-  if (program && merged)
-    cldm_program_register(program, merged);
-  else
-    cldm_program_free(merged);
-  return program;
 }

@@ -7,9 +7,17 @@
  *   CLDM_NVIDIA      on | off: serve NVIDIA devices without SPIR-V through the PTX route
  *                    (default: on; off leaves NVIDIA's driver exactly as it reports itself)
  *   CLDM_PTX_BACKEND path of the PTX backend library (default: libcldm-ptx.so next to the layer)
- * CLDM_LOG is read by layer_log.c.
+ *   CLDM_CLC_COMPILER path of the OpenCL C compiler library (default: libcldm-clc.so next to
+ *                    the layer)
+ *   CLDM_CACHE_DIR   directory of the layer's files kept across processes (PTX translations,
+ *                    records of program binaries; default: records under $XDG_CACHE_HOME or
+ *                    ~/.cache, PTX in memory only)
+ * CLDM_LOG is read by layer_log.c. Companion libraries are looked up next to the layer's own
+ * shared object (cldm_config_beside_layer).
  */
+#define _GNU_SOURCE /* dladdr */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +30,8 @@ static const char *cldm_config_dump;
 static const char *cldm_config_memory;
 static int cldm_config_nvidia_on = 1;
 static const char *cldm_config_ptx;
+static const char *cldm_config_clc;
+static const char *cldm_config_cache;
 
 /* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
 static size_t cldm_config_parse_size(const char *s) {
@@ -80,6 +90,12 @@ static void cldm_config_read(void) {
   const char *pb = getenv("CLDM_PTX_BACKEND");
   if (pb && *pb)
     cldm_config_ptx = pb;
+  const char *cc = getenv("CLDM_CLC_COMPILER");
+  if (cc && *cc)
+    cldm_config_clc = cc;
+  const char *cd = getenv("CLDM_CACHE_DIR");
+  if (cd && *cd)
+    cldm_config_cache = cd;
 }
 
 static void cldm_config_init(void) { pthread_once(&cldm_config_once, cldm_config_read); }
@@ -107,4 +123,30 @@ int cldm_config_nvidia(void) {
 const char *cldm_config_ptx_backend(void) {
   cldm_config_init();
   return cldm_config_ptx;
+}
+
+const char *cldm_config_clc_compiler(void) {
+  cldm_config_init();
+  return cldm_config_clc;
+}
+
+const char *cldm_config_cache_dir(void) {
+  cldm_config_init();
+  return cldm_config_cache;
+}
+
+char *cldm_config_beside_layer(const char *file) {
+  Dl_info info;
+  if (!dladdr((void *)cldm_config_beside_layer, &info) || !info.dli_fname)
+    return NULL;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (!slash)
+    return NULL;
+  size_t dir = (size_t)(slash - info.dli_fname) + 1, n = strlen(file) + 1;
+  char *path = malloc(dir + n);
+  if (path) {
+    memcpy(path, info.dli_fname, dir);
+    memcpy(path + dir, file, n);
+  }
+  return path;
 }

@@ -45,13 +45,18 @@ static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   d->clGetExtensionFunctionAddressForPlatform = clGetExtensionFunctionAddressForPlatform_wrap;
   /* layer_program.c */
   d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
+  /* layer_binary.c */
+  d->clCreateProgramWithBinary = clCreateProgramWithBinary_wrap;
+  /* layer_source.c */
+  d->clCreateProgramWithSource = clCreateProgramWithSource_wrap;
   d->clGetProgramInfo = clGetProgramInfo_wrap;
   d->clReleaseProgram = clReleaseProgram_wrap;
   /* layer_build.c */
   d->clBuildProgram = clBuildProgram_wrap;
   d->clCompileProgram = clCompileProgram_wrap;
-  d->clLinkProgram = clLinkProgram_wrap;
   d->clGetProgramBuildInfo = clGetProgramBuildInfo_wrap;
+  /* layer_link.c */
+  d->clLinkProgram = clLinkProgram_wrap;
   /* layer_kernel.c */
   d->clCreateKernel = clCreateKernel_wrap;
   d->clCreateKernelsInProgram = clCreateKernelsInProgram_wrap;

@@ -7,6 +7,12 @@
  * clSetKernelArg / clSetKernelArgSVMPointer / clGetKernelArgInfo on its index (or beyond)
  * return CL_INVALID_ARG_INDEX. Each record has a mutex that layer_enqueue.c holds from binding
  * the heap to the enqueue, so concurrent enqueues of one kernel object stay consistent.
+ *
+ * Kernels of a source program with a target (layer_source.c) are made from the target; the
+ * layer remembers the application's program for them, answers it as CL_KERNEL_PROGRAM and
+ * holds a reference on it while the kernel lives (as a driver's kernel holds its program).
+ * clGetKernelArgInfo answers from the program's argument table where it has one (programs
+ * built from source with -cl-kernel-arg-info, and their binaries).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +21,9 @@
 
 static cldm_map cldm_kernels = CLDM_MAP_INIT;
 static int cldm_kernels_count; /* records alive; read without the lock on the fast path */
+/* kernel -> the application's source program, for kernels made from a target */
+static cldm_map cldm_kernel_programs = CLDM_MAP_INIT;
+static int cldm_kernel_programs_count;
 
 static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
   cldm_kernel *rec = calloc(1, sizeof(*rec));
@@ -56,6 +65,43 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
   free(name);
 }
 
+/* Remembers that `kernel` belongs to the application's `program` and holds a reference on it. */
+static void cldm_kernel_redirect(cl_kernel kernel, cl_program program) {
+  if (!kernel)
+    return;
+  cldm_next->clRetainProgram(program);
+  cldm_source_kernel_attached(program, 1);
+  pthread_mutex_lock(&cldm_kernel_programs.lock);
+  cl_program old = cldm_map_remove(&cldm_kernel_programs, kernel); /* a recycled handle */
+  if (cldm_map_put(&cldm_kernel_programs, kernel, program) == 0)
+    __atomic_add_fetch(&cldm_kernel_programs_count, old ? 0 : 1, __ATOMIC_RELAXED);
+  else
+    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
+  pthread_mutex_unlock(&cldm_kernel_programs.lock);
+}
+
+/* The application's program of a kernel made from a target, or NULL. */
+static cl_program cldm_kernel_app_program(cl_kernel kernel) {
+  if (!__atomic_load_n(&cldm_kernel_programs_count, __ATOMIC_RELAXED))
+    return NULL;
+  pthread_mutex_lock(&cldm_kernel_programs.lock);
+  cl_program p = cldm_map_get(&cldm_kernel_programs, kernel);
+  pthread_mutex_unlock(&cldm_kernel_programs.lock);
+  return p;
+}
+
+/* After the last release of `kernel`: drops its redirect and the reference on the program. */
+static void cldm_kernel_unredirect(cl_kernel kernel) {
+  pthread_mutex_lock(&cldm_kernel_programs.lock);
+  cl_program program = cldm_map_remove(&cldm_kernel_programs, kernel);
+  pthread_mutex_unlock(&cldm_kernel_programs.lock);
+  if (!program)
+    return;
+  __atomic_sub_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
+  cldm_source_kernel_attached(program, -1);
+  clReleaseProgram_wrap(program);
+}
+
 cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
   if (!__atomic_load_n(&cldm_kernels_count, __ATOMIC_RELAXED))
     return NULL;
@@ -67,18 +113,30 @@ cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
 
 cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
                                           cl_int *errcode_ret) {
-  cl_kernel kernel = cldm_next->clCreateKernel(program, name, errcode_ret);
-  cldm_kernel_track(kernel, program);
+  cl_program target = cldm_source_target(program);
+  cl_kernel kernel = cldm_next->clCreateKernel(target ? target : program, name, errcode_ret);
+  cldm_kernel_track(kernel, target ? target : program);
+  if (target) {
+    cldm_kernel_redirect(kernel, program);
+    cldm_next->clReleaseProgram(target);
+  }
   return kernel;
 }
 
 cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
                                                  cl_kernel *kernels, cl_uint *num_ret) {
   cl_uint n = 0;
-  cl_int err = cldm_next->clCreateKernelsInProgram(program, num_kernels, kernels, &n);
+  cl_program target = cldm_source_target(program);
+  cl_program from = target ? target : program;
+  cl_int err = cldm_next->clCreateKernelsInProgram(from, num_kernels, kernels, &n);
   if (err == CL_SUCCESS && kernels)
-    for (cl_uint i = 0; i < n && i < num_kernels; i++)
-      cldm_kernel_track(kernels[i], program);
+    for (cl_uint i = 0; i < n && i < num_kernels; i++) {
+      cldm_kernel_track(kernels[i], from);
+      if (target)
+        cldm_kernel_redirect(kernels[i], program);
+    }
+  if (target)
+    cldm_next->clReleaseProgram(target);
   if (num_ret)
     *num_ret = n;
   return err;
@@ -89,13 +147,16 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
   cldm_kernel *src = kernel ? cldm_kernel_find(source) : NULL;
   if (src)
     cldm_kernel_add(kernel, src->heap_arg_index, src->num_user_args);
+  cl_program app = kernel ? cldm_kernel_app_program(source) : NULL;
+  if (app)
+    cldm_kernel_redirect(kernel, app);
   return kernel;
 }
 
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
   int last = 0;
-  cl_int err =
-      cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, cldm_kernel_find(kernel) ? &last : NULL);
+  int watched = cldm_kernel_find(kernel) || cldm_kernel_app_program(kernel);
+  cl_int err = cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, watched ? &last : NULL);
   if (last) {
     pthread_mutex_lock(&cldm_kernels.lock);
     cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
@@ -105,12 +166,16 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
       pthread_mutex_destroy(&rec->lock);
       free(rec);
     }
+    cldm_kernel_unredirect(kernel);
   }
   return err;
 }
 
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
                                         void *value, size_t *size_ret) {
+  cl_program app = name == CL_KERNEL_PROGRAM ? cldm_kernel_app_program(kernel) : NULL;
+  if (app)
+    return cldm_info_return(&app, sizeof(app), size, value, size_ret);
   cldm_kernel *rec = name == CL_KERNEL_NUM_ARGS ? cldm_kernel_find(kernel) : NULL;
   if (rec) {
     cl_uint n = rec->num_user_args;
@@ -125,10 +190,52 @@ static cl_int cldm_kernel_check_index(cl_kernel kernel, cl_uint index) {
   return rec && index >= rec->num_user_args ? CL_INVALID_ARG_INDEX : CL_SUCCESS;
 }
 
+/* Answers clGetKernelArgInfo from the argument table of the kernel's (driver) program:
+ * 1 (with *err) if it has one for this kernel, else 0. */
+static int cldm_kernel_arg_info(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
+                                size_t size, void *value, size_t *size_ret, cl_int *err) {
+  cl_program program = NULL;
+  void *fname = NULL;
+  size_t fsize = 0;
+  if (cldm_next->clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(program), &program, NULL) !=
+          CL_SUCCESS ||
+      !cldm_program_tracked(program) ||
+      cldm_info_fetch(cldm_info_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, &fname, &fsize) !=
+          CL_SUCCESS)
+    return 0;
+  int answered = 0;
+  cldm_program_lock();
+  const cldm_program *p = cldm_program_find(program);
+  const cldm_kernel_args *ka = p ? cldm_arg_table_find(&p->args, fname) : NULL;
+  if (ka) {
+    answered = 1;
+    const cldm_arg_info *a = index < ka->num_args ? &ka->args[index] : NULL;
+    if (!a)
+      *err = CL_INVALID_ARG_INDEX;
+    else if (name == CL_KERNEL_ARG_ADDRESS_QUALIFIER)
+      *err = cldm_info_return(&a->address, sizeof(a->address), size, value, size_ret);
+    else if (name == CL_KERNEL_ARG_ACCESS_QUALIFIER)
+      *err = cldm_info_return(&a->access, sizeof(a->access), size, value, size_ret);
+    else if (name == CL_KERNEL_ARG_TYPE_QUALIFIER)
+      *err = cldm_info_return(&a->type_qual, sizeof(a->type_qual), size, value, size_ret);
+    else if (name == CL_KERNEL_ARG_TYPE_NAME)
+      *err = cldm_info_return(a->type_name, strlen(a->type_name) + 1, size, value, size_ret);
+    else if (name == CL_KERNEL_ARG_NAME)
+      *err = cldm_info_return(a->name, strlen(a->name) + 1, size, value, size_ret);
+    else
+      *err = CL_INVALID_VALUE;
+  }
+  cldm_program_unlock();
+  free(fname);
+  return answered;
+}
+
 cl_int CL_API_CALL clGetKernelArgInfo_wrap(cl_kernel kernel, cl_uint index, cl_kernel_arg_info name,
                                            size_t size, void *value, size_t *size_ret) {
   cl_int err = cldm_kernel_check_index(kernel, index);
   if (err != CL_SUCCESS)
+    return err;
+  if (cldm_kernel_arg_info(kernel, index, name, size, value, size_ret, &err))
     return err;
   return cldm_next->clGetKernelArgInfo(kernel, index, name, size, value, size_ret);
 }

@@ -12,6 +12,9 @@
  * exports and imports, for linking); on the PTX route also the module the PTX came from and
  * a translation failure, which layer_build.c reports at build time. A module that cannot be
  * lowered fails with CL_INVALID_VALUE and a one-line message on stderr (spec 1.5).
+ * Records are also made for programs built from a source program's compiled module
+ * (layer_source.c, with the compiler's argument information) and from binaries the layer
+ * recognises (layer_binary.c); the queries that read them live with those modules.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +37,63 @@ void cldm_program_names_free(char **names, size_t n) {
   free(names);
 }
 
+void cldm_arg_table_free(cldm_arg_table *t) {
+  for (size_t k = 0; k < t->num_kernels; k++) {
+    cldm_kernel_args *e = &t->kernels[k];
+    for (size_t a = 0; a < e->num_args; a++) {
+      free(e->args[a].name);
+      free(e->args[a].type_name);
+    }
+    free(e->args);
+    free(e->kernel);
+  }
+  free(t->kernels);
+  memset(t, 0, sizeof(*t));
+}
+
+int cldm_arg_table_append(cldm_arg_table *dst, const cldm_arg_table *src) {
+  if (!src->num_kernels)
+    return 0;
+  cldm_kernel_args *grown =
+      realloc(dst->kernels, (dst->num_kernels + src->num_kernels) * sizeof(*grown));
+  if (!grown)
+    return -1;
+  dst->kernels = grown;
+  for (size_t k = 0; k < src->num_kernels; k++) {
+    const cldm_kernel_args *from = &src->kernels[k];
+    cldm_kernel_args *to = &dst->kernels[dst->num_kernels];
+    memset(to, 0, sizeof(*to));
+    dst->num_kernels++; /* counted at once: a partial copy is still freed */
+    if (!(to->kernel = strdup(from->kernel)))
+      return -1;
+    if (!from->num_args)
+      continue;
+    if (!(to->args = calloc(from->num_args, sizeof(*to->args))))
+      return -1;
+    to->num_args = from->num_args;
+    for (size_t a = 0; a < from->num_args; a++) {
+      to->args[a] = from->args[a];
+      to->args[a].name = strdup(from->args[a].name);
+      to->args[a].type_name = strdup(from->args[a].type_name);
+      if (!to->args[a].name || !to->args[a].type_name)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+const cldm_kernel_args *cldm_arg_table_find(const cldm_arg_table *t, const char *name) {
+  for (size_t k = 0; k < t->num_kernels; k++)
+    if (!strcmp(t->kernels[k].kernel, name))
+      return &t->kernels[k];
+  return NULL;
+}
+
 void cldm_program_free(cldm_program *p) {
   if (!p)
     return;
   cldm_spirv_report_free(&p->report);
+  cldm_arg_table_free(&p->args);
   free(p->il);
   free(p->module);
   free(p->build_log);
@@ -78,6 +134,23 @@ static cldm_program *cldm_program_new(cldm_spirv_report *report, const void *il,
   return p;
 }
 
+cldm_program *cldm_program_new_kernels(const cldm_spirv_report *report) {
+  cldm_program *p = calloc(1, sizeof(*p));
+  if (p && report) {
+    cldm_spirv_report kernels = {0};
+    kernels.num_kernels = report->num_kernels;
+    kernels.kernels = report->kernels;
+    cldm_spirv_status st = cldm_spirv_report_append(&p->report, &kernels, NULL);
+    p->report.address_bits = report->address_bits;
+    p->report.allocates = report->allocates;
+    if (st != CLDM_SPIRV_OK) {
+      cldm_program_free(p);
+      return NULL;
+    }
+  }
+  return p;
+}
+
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
                              uint32_t *num_user_args) {
   int takes_heap = 0;
@@ -107,6 +180,36 @@ int cldm_program_tracked(cl_program program) {
   int tracked = cldm_map_get(&cldm_programs, program) != NULL;
   pthread_mutex_unlock(&cldm_programs.lock);
   return tracked;
+}
+
+void cldm_program_forget(cl_program program) {
+  pthread_mutex_lock(&cldm_programs.lock);
+  cldm_program *rec = cldm_map_remove(&cldm_programs, program);
+  pthread_mutex_unlock(&cldm_programs.lock);
+  cldm_program_free(rec);
+}
+
+void cldm_program_set_args(cl_program program, cldm_arg_table *args) {
+  pthread_mutex_lock(&cldm_programs.lock);
+  cldm_program *p = cldm_map_get(&cldm_programs, program);
+  if (p) {
+    cldm_arg_table_free(&p->args);
+    p->args = *args;
+    memset(args, 0, sizeof(*args));
+  }
+  pthread_mutex_unlock(&cldm_programs.lock);
+  cldm_arg_table_free(args);
+}
+
+int cldm_program_il_info(cl_program program, size_t size, void *value, size_t *size_ret,
+                         cl_int *err) {
+  pthread_mutex_lock(&cldm_programs.lock);
+  const cldm_program *p = cldm_map_get(&cldm_programs, program);
+  int have = p && p->il;
+  if (have)
+    *err = cldm_info_return(p->il, p->il_size, size, value, size_ret);
+  pthread_mutex_unlock(&cldm_programs.lock);
+  return have;
 }
 
 void cldm_program_register(cl_program program, cldm_program *rec) {
@@ -149,10 +252,9 @@ static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_devi
 
 /* ---- creation ---------------------------------------------------------------------------- */
 
-/* The route of `context` and the allocator feature set usable on every supported device of
- * it; CLDM_ROUTE_NONE if the context has no supported device (the layer then stays out of the
- * way). Contexts hold devices of one platform, so of one route. */
-static cldm_device_route cldm_program_context_route(cl_context context, unsigned *features) {
+/* Contexts hold devices of one platform, so of one route; without a served device the layer
+ * stays out of the way. */
+cldm_device_route cldm_program_context_route(cl_context context, unsigned *features) {
   void *devs = NULL;
   size_t size = 0;
   if (!CLDM_NEXT_HAS(clGetContextInfo) ||
@@ -227,9 +329,9 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
     /* A module that imports functions is translated only with the modules that define them
      * (clLinkProgram); alone it has no PTX of its own. */
     rec->link_only = rec->report.num_imports > 0;
-    program = cldm_ptx_program_create(context, (cl_uint)(size / sizeof(cl_device_id)), devs,
-                                      (const void *const *)&rec->module, &rec->module_size,
-                                      rec->link_only ? 0 : 1, NULL, &rec->build_log, &err);
+    program = cldm_ptx_program_create(
+        context, (cl_uint)(size / sizeof(cl_device_id)), devs, (const void *const *)&rec->module,
+        &rec->module_size, rec->link_only ? 0 : 1, NULL, &rec->report, &rec->build_log, &err);
     if (program && rec->link_only)
       rec->build_log = cldm_program_link_only_log(&rec->report);
   }
@@ -244,7 +346,8 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
 }
 
 static cl_program cldm_program_create(cldm_create_il_fn create, cl_context context, const void *il,
-                                      size_t length, cl_int *errcode_ret) {
+                                      size_t length, char *why, size_t why_size,
+                                      cl_int *errcode_ret) {
   unsigned features = 0;
   cldm_device_route route =
       il && length ? cldm_program_context_route(context, &features) : CLDM_ROUTE_NONE;
@@ -270,8 +373,11 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   cldm_spirv_error err = {0};
   cldm_spirv_status st = cldm_spirv_lower(il, length, &alloc, &out, &out_size, &report, &err);
   if (st != CLDM_SPIRV_OK) {
-    cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st),
-             err.message);
+    if (why)
+      snprintf(why, why_size, "%s: %s", cldm_spirv_status_name(st), err.message);
+    else
+      cldm_log(CLDM_LOG_ERROR, "clCreateProgramWithIL: %s: %s", cldm_spirv_status_name(st),
+               err.message);
     cldm_spirv_report_free(&report);
     if (errcode_ret)
       *errcode_ret = CL_INVALID_VALUE;
@@ -320,7 +426,8 @@ static cl_program CL_API_CALL cldm_program_next_create_il(cl_context c, const vo
 
 cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
                                                   cl_int *errcode_ret) {
-  return cldm_program_create(cldm_program_next_create_il, context, il, length, errcode_ret);
+  return cldm_program_create(cldm_program_next_create_il, context, il, length, NULL, 0,
+                             errcode_ret);
 }
 
 /* The driver's clCreateProgramWithILKHR, found through the platform of the context. */
@@ -343,37 +450,14 @@ static cl_program CL_API_CALL cldm_program_next_create_il_khr(cl_context c, cons
 
 static cl_program CL_API_CALL cldm_clCreateProgramWithILKHR(cl_context context, const void *il,
                                                             size_t length, cl_int *errcode_ret) {
-  return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, errcode_ret);
+  return cldm_program_create(cldm_program_next_create_il_khr, context, il, length, NULL, 0,
+                             errcode_ret);
 }
 
-/* ---- queries, release ---------------------------------------------------------------------- */
-
-cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
-                                         void *value, size_t *size_ret) {
-  if (name == CL_PROGRAM_IL) {
-    pthread_mutex_lock(&cldm_programs.lock);
-    const cldm_program *p = cldm_map_get(&cldm_programs, program);
-    cl_int err = CL_SUCCESS;
-    if (p && p->il)
-      err = cldm_info_return(p->il, p->il_size, size, value, size_ret);
-    pthread_mutex_unlock(&cldm_programs.lock);
-    if (p && p->il)
-      return err;
-  }
-  return cldm_next->clGetProgramInfo(program, name, size, value, size_ret);
-}
-
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
-  int last = 0;
-  cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
-                                     cldm_program_tracked(program) ? &last : NULL);
-  if (last) {
-    pthread_mutex_lock(&cldm_programs.lock);
-    cldm_program *rec = cldm_map_remove(&cldm_programs, program);
-    pthread_mutex_unlock(&cldm_programs.lock);
-    cldm_program_free(rec);
-  }
-  return err;
+cl_program cldm_program_create_from_il(cl_context context, const void *il, size_t length, char *why,
+                                       size_t why_size, cl_int *errcode_ret) {
+  return cldm_program_create(cldm_program_next_create_il, context, il, length, why, why_size,
+                             errcode_ret);
 }
 
 void *cldm_program_extfn(const char *name) {

@@ -13,8 +13,13 @@
  * clBuildProgram. A module the backend cannot translate still gives a program (made from an
  * empty PTX module) whose build fails with the backend's reason as its build log, as a
  * driver reports a module it cannot compile.
+ *
+ * The PTX the layer hands the driver starts with one comment line that names the kernels
+ * taking the heap and where their hidden argument is (cldm_ptx_marker). The driver compiles
+ * PTX comments away and returns its binaries as the PTX text it was given, so a binary of such
+ * a program that comes back through clCreateProgramWithBinary, in any process, says by itself
+ * how its kernels are launched (layer_binary.c).
  */
-#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,26 +32,9 @@
 static pthread_once_t cldm_ptx_once = PTHREAD_ONCE_INIT;
 static const cldm_ptx_api *cldm_ptx_lib;
 
-/* The backend's path next to the layer's own shared object, or NULL. */
-static char *cldm_ptx_path_beside_layer(void) {
-  Dl_info info;
-  if (!dladdr((void *)cldm_ptx_path_beside_layer, &info) || !info.dli_fname)
-    return NULL;
-  const char *slash = strrchr(info.dli_fname, '/');
-  if (!slash)
-    return NULL;
-  size_t dir = (size_t)(slash - info.dli_fname) + 1;
-  char *path = malloc(dir + sizeof(CLDM_PTX_LIBRARY_NAME));
-  if (path) {
-    memcpy(path, info.dli_fname, dir);
-    memcpy(path + dir, CLDM_PTX_LIBRARY_NAME, sizeof(CLDM_PTX_LIBRARY_NAME));
-  }
-  return path;
-}
-
 static void cldm_ptx_load(void) {
   const char *forced = cldm_config_ptx_backend();
-  char *beside = forced ? NULL : cldm_ptx_path_beside_layer();
+  char *beside = forced ? NULL : cldm_config_beside_layer(CLDM_PTX_LIBRARY_NAME);
   const char *tried = forced ? forced : beside;
   void *h = tried ? dlopen(tried, RTLD_NOW | RTLD_LOCAL) : NULL;
   if (!h && !forced) {
@@ -77,6 +65,70 @@ int cldm_ptx_available(void) {
   return cldm_ptx_lib != NULL;
 }
 
+static const char cldm_ptx_marker_prefix[] = "// cl_ext_device_malloc heap arguments:";
+
+char *cldm_ptx_marker(const cldm_spirv_report *kernels) {
+  size_t len = sizeof(cldm_ptx_marker_prefix) + 2;
+  for (size_t i = 0; kernels && i < kernels->num_kernels; i++)
+    len += strlen(kernels->kernels[i].name) + 16;
+  char *line = malloc(len);
+  if (!line)
+    return NULL;
+  size_t n = (size_t)snprintf(line, len, "%s", cldm_ptx_marker_prefix);
+  for (size_t i = 0; kernels && i < kernels->num_kernels; i++)
+    if (kernels->kernels[i].takes_heap)
+      n += (size_t)snprintf(line + n, len - n, " %s:%u", kernels->kernels[i].name,
+                            (unsigned)kernels->kernels[i].num_user_args);
+  snprintf(line + n, len - n, "\n");
+  return line;
+}
+
+int cldm_ptx_marker_parse(const void *bin, size_t n, cldm_spirv_report *kernels) {
+  memset(kernels, 0, sizeof(*kernels));
+  size_t plen = sizeof(cldm_ptx_marker_prefix) - 1;
+  if (!bin || n < plen || memcmp(bin, cldm_ptx_marker_prefix, plen))
+    return 0;
+  const char *p = (const char *)bin + plen, *end = (const char *)bin + n;
+  const char *eol = memchr(p, '\n', (size_t)(end - p));
+  if (!eol)
+    return 0;
+  while (p < eol) {
+    while (p < eol && *p == ' ')
+      p++;
+    const char *w = p;
+    while (p < eol && *p != ' ')
+      p++;
+    const char *colon = memchr(w, ':', (size_t)(p - w));
+    if (p == w)
+      break;
+    char *stop = NULL;
+    unsigned long args = colon ? strtoul(colon + 1, &stop, 10) : 0;
+    if (!colon || colon == w || stop != p || args > UINT32_MAX) {
+      cldm_spirv_report_free(kernels);
+      return 0; /* not a line the layer wrote */
+    }
+    cldm_spirv_kernel *grown =
+        realloc(kernels->kernels, (kernels->num_kernels + 1) * sizeof(*grown));
+    char *name = strndup(w, (size_t)(colon - w));
+    if (!grown || !name) {
+      free(name);
+      if (grown)
+        kernels->kernels = grown;
+      cldm_spirv_report_free(kernels);
+      return -1;
+    }
+    kernels->kernels = grown;
+    cldm_spirv_kernel *k = &grown[kernels->num_kernels++];
+    k->name = name;
+    k->takes_heap = 1;
+    k->num_user_args = (uint32_t)args;
+    k->heap_arg_index = (uint32_t)args;
+  }
+  kernels->allocates = 1;
+  kernels->address_bits = 64;
+  return 1;
+}
+
 /* A PTX module with no entry points: what a program whose translation failed is made of. */
 static const char cldm_ptx_empty[] = "//\n// cl_ext_device_malloc: translation failed (see the "
                                      "build log)\n//\n.version 7.5\n.target sm_75\n"
@@ -95,15 +147,17 @@ static void cldm_ptx_log_append(char **log, cl_uint device_index, const char *te
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
                                    const cl_device_id *devices, const void *const *modules,
                                    const size_t *sizes, size_t num_modules, const char *options,
-                                   char **build_log, cl_int *errcode_ret) {
+                                   const cldm_spirv_report *kernels, char **build_log,
+                                   cl_int *errcode_ret) {
   cl_int err = CL_SUCCESS;
   cl_program program = NULL;
   *build_log = NULL;
+  char *marker = cldm_ptx_marker(kernels);
   char **ptx = calloc(num_devices ? num_devices : 1, sizeof(*ptx));
   size_t *lengths = calloc(num_devices ? num_devices : 1, sizeof(*lengths));
   unsigned *cc = calloc(num_devices ? num_devices : 1, sizeof(*cc));
   const unsigned char **bins = calloc(num_devices ? num_devices : 1, sizeof(*bins));
-  if (!ptx || !lengths || !cc || !bins || !num_devices) {
+  if (!ptx || !lengths || !cc || !bins || !num_devices || !marker) {
     err = num_devices ? CL_OUT_OF_HOST_MEMORY : CL_INVALID_DEVICE;
     goto out;
   }
@@ -135,8 +189,15 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
             : cldm_ptx_lib->translate_linked(modules, sizes, num_modules, &target, &text,
                                              &text_size, &log);
     if (s == CLDM_PTX_OK) {
-      ptx[i] = text;
-      lengths[i] = text_size + 1; /* NUL included, as NVIDIA's own binaries count it */
+      size_t mlen = strlen(marker);
+      ptx[i] = malloc(mlen + text_size + 1);
+      if (ptx[i]) {
+        memcpy(ptx[i], marker, mlen);
+        memcpy(ptx[i] + mlen, text, text_size + 1);
+        lengths[i] = mlen + text_size + 1; /* NUL included, as NVIDIA's own binaries count it */
+      } else
+        err = CL_OUT_OF_HOST_MEMORY;
+      cldm_ptx_lib->free_result(text);
     } else if (s == CLDM_PTX_E_NOMEM) {
       err = CL_OUT_OF_HOST_MEMORY;
     } else {
@@ -168,9 +229,10 @@ out:
     int shared = 0;
     for (cl_uint j = 0; j < i && !shared; j++)
       shared = ptx[j] == ptx[i];
-    if (ptx[i] && !shared)
-      cldm_ptx_lib->free_result(ptx[i]);
+    if (!shared)
+      free(ptx[i]);
   }
+  free(marker);
   free(ptx);
   free(lengths);
   free(cc);

@@ -4,7 +4,9 @@
 # On a fresh Debian 12 machine (as root) this:
 #   1. installs the Debian packages the build, the tests and the benchmark plots need (only
 #      those missing; libclc-15 is the PTX backend's NVPTX built-in library, layer/ptx;
-#      python3-matplotlib draws bench/report.py's plots);
+#      libopencl-clang-15-dev, with its run-time libopencl-clang15, is the OpenCL C front end of
+#      the compiler for source programs, layer/clc; python3-matplotlib draws bench/report.py's
+#      plots);
 #   2. builds pocl 6.0 with SPIR-V support from Debian trixie's source package into the
 #      dependency cache (bookworm's pocl 3.1 does not accept SPIR-V);
 #   3. unpacks the Khronos OpenCL-ICD-Loader (Debian sid's binary package
@@ -31,7 +33,7 @@ log() { printf '[deps] %s\n' "$*" >&2; }
 packages=(
   build-essential cmake ninja-build pkg-config python3 xz-utils dpkg-dev ca-certificates
   llvm-15-dev libclang-15-dev libclang-cpp15-dev clang-15 libllvmspirvlib-15-dev llvm-spirv-15
-  libclc-15
+  libclc-15 libopencl-clang-15-dev libopencl-clang15
   libhwloc-dev ocl-icd-dev ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers clinfo
   spirv-headers spirv-tools libcmocka-dev clang-22 libclang-rt-14-dev clang-14
   python3-numpy python3-matplotlib

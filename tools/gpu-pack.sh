@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/gpu-pack.sh — packs what an NVIDIA machine needs to run the project's PTX route into one
-# tar.xz (at most 64 MiB): the layer and the PTX backend, the LLVM 15 run-time libraries the
-# backend needs, libclc's NVPTX library, the tools, demos and benchmarks, their SPIR-V
+# tar.xz (at most 64 MiB): the layer, the PTX backend and the OpenCL C compiler (source
+# programs), the LLVM 15 and clang 15 run-time libraries they need, libclc's NVPTX library, the tools, demos and benchmarks, their SPIR-V
 # modules, and the PTX translated here. Built from an existing build directory
 # (tools/build.sh first).
 #
@@ -23,11 +23,13 @@
 #                   (OCL_ICD_FILENAMES=libnvidia-opencl.so.1 unless set) and, with --layer,
 #                   the layer (OPENCL_LAYERS)
 #   bin/            executables (stripped of debug information)
-#   lib/            libcldm-layer.so, libcldm-ptx.so, libLLVM-15.so.1, libLLVMSPIRVLib.so.15;
+#   lib/            libcldm-layer.so, libcldm-ptx.so, libcldm-clc.so (where built),
+#                   libLLVM-15.so.1, libLLVMSPIRVLib.so.15;
 #                   lib/khronos/ the Khronos OpenCL-ICD-Loader (tools/deps.sh's copy),
 #                   lib/ocl-icd/ the system's ocl-icd (the machine's own loader is not used)
-#   lib/fallback/   the other non-glibc libraries they need (ldd); run.sh uses only those the
-#                   machine lacks (ldconfig -p), so newer system copies win
+#   lib/fallback/   the other non-glibc libraries they need (ldd; libclang-cpp and
+#                   libopencl-clang among them); run.sh uses only those the machine lacks
+#                   (ldconfig -p), so newer system copies win
 #   share/clc/      nvptx64--nvidiacl.bc (found by libcldm-ptx.so next to itself, ../share/clc)
 #   share/spv/      SPIR-V modules: examples/, e2e/, bench/
 #   share/ptx/      PTX made here by `cldm-spirv ptx --sm NN` from those modules
@@ -63,6 +65,8 @@ for b in ${CLDM_PACK_BINS:-$default_bins}; do bins+=("$build/$b"); done
 while read -r exe; do bins+=("$exe"); done < <(python3 "$root/tools/gpu-tests.py" --executables "$build")
 bins+=("${extra_bins[@]+"${extra_bins[@]}"}")
 core_libs=("$build/layer/libcldm-layer.so" "$build/layer/libcldm-ptx.so")
+# the OpenCL C compiler: the demo and the examples build their kernels from source
+[ -f "$build/layer/libcldm-clc.so" ] && core_libs+=("$build/layer/libcldm-clc.so")
 for f in "${bins[@]}" "${core_libs[@]}"; do
   [ -f "$f" ] || die "$f not built (tools/build.sh, or drop it from CLDM_PACK_BINS)"
 done

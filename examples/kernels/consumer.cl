@@ -1,7 +1,6 @@
 /* consumer.cl — second, separately built program of the producer/consumer example: reads each
  * record the producer allocated, checks it, and frees it (same context and device, so the
  * same heap: spec 2.1). */
-extern void free(global void *ptr);
 
 kernel void consume(global ulong *records, global uint *errors) {
   size_t i = get_global_id(0);

@@ -1,10 +1,8 @@
 /* lists.cl — the demo's kernels. Each work-item builds a linked list of variable length
  * (1 + i % max_len nodes) in device-allocated memory and leaves its head in heads[i]; a second
- * kernel, launched later, walks every list, sums it, and frees each node. malloc and free are
- * declared extern: clang + llvm-spirv turn them into Import-linkage functions, which the
- * cl_ext_device_malloc layer lowers onto its device allocator. */
-extern global void *malloc(size_t size);
-extern void free(global void *ptr);
+ * kernel, launched later, walks every list, sums it, and frees each node. malloc and free need
+ * no declaration: programs built from source by the cl_ext_device_malloc layer see them
+ * implicitly (the offline SPIR-V build includes include/opencl-c/cl_ext_device_malloc.h). */
 
 typedef struct node {
   global struct node *next;

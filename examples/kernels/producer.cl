@@ -1,6 +1,5 @@
 /* producer.cl — first program of the producer/consumer example: each work-item allocates a
  * variable-length record (a length word followed by that many values) and publishes it. */
-extern global void *malloc(size_t size);
 
 kernel void produce(global ulong *records) {
   size_t i = get_global_id(0);

@@ -76,7 +76,9 @@ function(cldm_add_e2e_run name exe)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
+  # XDG_CACHE_HOME: where the layer keeps its records of program binaries (layer_binary.c)
   set(common_env "OCL_ICD_VENDORS=${T_VENDORS}" "POCL_CACHE_DIR=${CLDM_POCL_CACHE_DIR}"
+      "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/xdg-cache"
       "CLDM_TEST_DATA_DIR=${CMAKE_CURRENT_BINARY_DIR}" ${CLDM_SANITIZER_ENV} ${T_ENV})
   if(NOT T_NO_LAYER)
     list(APPEND common_env "OPENCL_LAYERS=$<TARGET_FILE:cldm_layer>")

@@ -1,10 +1,12 @@
 /*
  * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
- * (see stub_icd.h), contexts and IL programs (which keep the exact bytes they receive), no
- * queues. It lets the tests check the layer's query behaviour against exactly known driver
- * answers, including devices without SPIR-V, under both ICD loaders. Built with STUB_NVIDIA
- * it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries, for the
- * layer's PTX route. Every object starts with the ICD dispatch pointer, as loaders require.
+ * (see stub_icd.h), contexts, and IL and source programs (which keep the exact bytes they
+ * receive), no queues. It lets the tests check the layer's query behaviour against exactly
+ * known driver answers, including devices without SPIR-V, under both ICD loaders. Built with
+ * STUB_NVIDIA it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries,
+ * for the layer's PTX route. Programs of PTX binaries have kernels: each `.entry name(...)`,
+ * with as many arguments as its `.param` declarations. Every object starts with the ICD
+ * dispatch pointer, as loaders require.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -256,10 +258,16 @@ struct _cl_context {
 struct _cl_program {
   cl_icd_dispatch *dispatch;
   cl_context context;
-  unsigned char *il; /* the IL, or the binary of a program made from a binary */
+  unsigned char *il; /* the IL, the source, or the binary of a program made from a binary */
   size_t il_size;
-  int binary, built;
+  int binary, source, built;
   cl_uint refs;
+};
+struct _cl_kernel {
+  cl_icd_dispatch *dispatch;
+  cl_program program;
+  char name[256];
+  cl_uint num_args, refs;
 };
 
 static cl_context CL_API_CALL
@@ -351,11 +359,42 @@ static cl_program CL_API_CALL stub_CreateProgramWithBinary(cl_context c, cl_uint
   return p;
 }
 
+/* A program of exactly the application's source strings. */
+static cl_program CL_API_CALL stub_CreateProgramWithSource(cl_context c, cl_uint count,
+                                                           const char **strings,
+                                                           const size_t *lengths, cl_int *err) {
+  size_t total = 0;
+  for (cl_uint i = 0; i < count; i++)
+    total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+  struct _cl_program *p = calloc(1, sizeof(*p));
+  p->dispatch = &stub_dispatch;
+  p->context = c;
+  p->il = malloc(total + 1);
+  for (cl_uint i = 0, at = 0; i < count; i++) {
+    size_t n = lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+    memcpy(p->il + at, strings[i], n);
+    at += (cl_uint)n;
+  }
+  p->il[total] = '\0';
+  p->il_size = total;
+  p->source = 1;
+  p->refs = 1;
+  c->refs++;
+  if (err)
+    *err = CL_SUCCESS;
+  return p;
+}
+
+static cl_int CL_API_CALL stub_RetainProgram(cl_program p) {
+  p->refs++;
+  return CL_SUCCESS;
+}
+
 static char stub_last_build_options[1024];
 
 static const char *stub_LastBuildOptions(void) { return stub_last_build_options; }
 
-/* "Builds" a binary that looks like PTX text; remembers the options. */
+/* "Builds" IL, source, and binaries that look like PTX text; remembers the options. */
 static cl_int CL_API_CALL stub_BuildProgram(cl_program p, cl_uint n, const cl_device_id *devices,
                                             const char *options,
                                             void(CL_CALLBACK *notify)(cl_program, void *),
@@ -363,10 +402,89 @@ static cl_int CL_API_CALL stub_BuildProgram(cl_program p, cl_uint n, const cl_de
   snprintf(stub_last_build_options, sizeof(stub_last_build_options), "%s", options ? options : "");
   int ptx = p->binary && memmem(p->il, p->il_size, ".version", 8) &&
             memmem(p->il, p->il_size, ".target", 7);
-  p->built = ptx;
+  p->built = ptx || !p->binary;
   if (notify)
     notify(p, user_data);
-  return ptx ? CL_SUCCESS : CL_BUILD_PROGRAM_FAILURE;
+  return p->built ? CL_SUCCESS : CL_BUILD_PROGRAM_FAILURE;
+}
+
+static cl_int CL_API_CALL stub_CompileProgram(cl_program p, cl_uint n, const cl_device_id *devices,
+                                              const char *options, cl_uint num_headers,
+                                              const cl_program *headers, const char **names,
+                                              void(CL_CALLBACK *notify)(cl_program, void *),
+                                              void *user_data) {
+  snprintf(stub_last_build_options, sizeof(stub_last_build_options), "%s", options ? options : "");
+  if (notify)
+    notify(p, user_data);
+  return p->binary ? CL_INVALID_OPERATION : CL_SUCCESS;
+}
+
+/* ---- kernels of PTX binaries ------------------------------------------------------------- */
+
+/* The number of `.param` declarations of entry `name` in PTX text p, or -1 if it has none. */
+static int stub_ptx_entry_params(const struct _cl_program *p, const char *name) {
+  char entry[300];
+  snprintf(entry, sizeof(entry), ".entry %s(", name);
+  const char *at = memmem(p->il, p->il_size, entry, strlen(entry));
+  if (!p->binary || !at)
+    return -1;
+  const char *end = memchr(at, ')', p->il_size - (size_t)(at - (const char *)p->il));
+  int n = 0;
+  for (const char *q = at; end && (q = memmem(q, (size_t)(end - q), ".param", 6)); q += 6)
+    n++;
+  return n;
+}
+
+static cl_kernel CL_API_CALL stub_CreateKernel(cl_program p, const char *name, cl_int *err) {
+  int params = name && strlen(name) < 256 ? stub_ptx_entry_params(p, name) : -1;
+  if (params < 0) {
+    if (err)
+      *err = CL_INVALID_KERNEL_NAME;
+    return NULL;
+  }
+  struct _cl_kernel *k = calloc(1, sizeof(*k));
+  k->dispatch = &stub_dispatch;
+  k->program = p;
+  snprintf(k->name, sizeof(k->name), "%s", name);
+  k->num_args = (cl_uint)params;
+  k->refs = 1;
+  p->refs++;
+  if (err)
+    *err = CL_SUCCESS;
+  return k;
+}
+
+static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p);
+
+static cl_int CL_API_CALL stub_ReleaseKernel(cl_kernel k) {
+  if (--k->refs == 0) {
+    stub_ReleaseProgram(k->program);
+    free(k);
+  }
+  return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_GetKernelInfo(cl_kernel k, cl_kernel_info name, size_t size,
+                                             void *value, size_t *size_ret) {
+  switch (name) {
+  case CL_KERNEL_FUNCTION_NAME:
+    return stub_return(k->name, strlen(k->name) + 1, size, value, size_ret);
+  case CL_KERNEL_NUM_ARGS:
+    return stub_return(&k->num_args, sizeof(k->num_args), size, value, size_ret);
+  case CL_KERNEL_REFERENCE_COUNT:
+    return stub_return(&k->refs, sizeof(k->refs), size, value, size_ret);
+  case CL_KERNEL_PROGRAM:
+    return stub_return(&k->program, sizeof(k->program), size, value, size_ret);
+  case CL_KERNEL_CONTEXT:
+    return stub_return(&k->program->context, sizeof(cl_context), size, value, size_ret);
+  default:
+    return CL_INVALID_VALUE;
+  }
+}
+
+static cl_int CL_API_CALL stub_SetKernelArg(cl_kernel k, cl_uint index, size_t size,
+                                            const void *value) {
+  return index < k->num_args ? CL_SUCCESS : CL_INVALID_ARG_INDEX;
 }
 
 static cl_int CL_API_CALL stub_GetProgramBuildInfo(cl_program p, cl_device_id d,
@@ -388,9 +506,13 @@ static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name
                                               void *value, size_t *size_ret) {
   switch (name) {
   case CL_PROGRAM_IL:
-    if (p->binary)
+    if (p->binary || p->source)
       return stub_return(NULL, 0, size, value, size_ret);
     return stub_return(p->il, p->il_size, size, value, size_ret);
+  case CL_PROGRAM_SOURCE:
+    if (!p->source)
+      return stub_return("", 1, size, value, size_ret);
+    return stub_return(p->il, p->il_size + 1, size, value, size_ret);
   case CL_PROGRAM_BINARY_SIZES:
     return stub_return(&p->il_size, sizeof(p->il_size), size, value, size_ret);
   case CL_PROGRAM_BINARIES: {
@@ -467,4 +589,11 @@ __attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clBuildProgram = stub_BuildProgram;
   stub_dispatch.clGetProgramBuildInfo = stub_GetProgramBuildInfo;
   stub_dispatch.clReleaseProgram = stub_ReleaseProgram;
+  stub_dispatch.clCreateProgramWithSource = stub_CreateProgramWithSource;
+  stub_dispatch.clRetainProgram = stub_RetainProgram;
+  stub_dispatch.clCompileProgram = stub_CompileProgram;
+  stub_dispatch.clCreateKernel = stub_CreateKernel;
+  stub_dispatch.clReleaseKernel = stub_ReleaseKernel;
+  stub_dispatch.clGetKernelInfo = stub_GetKernelInfo;
+  stub_dispatch.clSetKernelArg = stub_SetKernelArg;
 }

@@ -12,8 +12,12 @@
  * (CL_DEVICE_IL_VERSION is "", clCreateProgramWithIL fails as NVIDIA's driver does), compute
  * capability STUB_NV_CC_MAJOR.STUB_NV_CC_MINOR, and programs from binaries that it keeps
  * byte for byte (CL_PROGRAM_BINARIES returns them) and "builds" when they look like PTX
- * (".version" and ".target" present); the options of the last build are returned by the
- * extension function STUB_LAST_BUILD_OPTIONS_FUNCTION (const char *(void)).
+ * (".version" and ".target" present), with a kernel for each PTX entry (as many arguments as
+ * the entry has .param declarations).
+ * Both builds keep source programs byte for byte (CL_PROGRAM_SOURCE returns them) and "build"
+ * and "compile" IL and source programs without looking at them; the options of the last build
+ * or compile are returned by the extension function STUB_LAST_BUILD_OPTIONS_FUNCTION
+ * (const char *(void)).
  */
 #ifndef CLDM_STUB_ICD_H
 #define CLDM_STUB_ICD_H

@@ -8,6 +8,12 @@
  * CL_PROGRAM_IL still returns the application's module, build options that do not apply to a
  * compiled module are dropped; a module the backend cannot translate builds with a failure
  * and the reason as its build log; compile + link translate the inputs together.
+ * Source programs (layer_source.c): an allocating source becomes a PTX program behind the
+ * application's handle (kernels made from it hide the heap argument and name the
+ * application's program), its binary comes back through clCreateProgramWithBinary with the
+ * argument hidden again, while a PTX binary the layer did not make is left alone; a source
+ * that names malloc but does not allocate reaches the driver untouched; compile errors give
+ * clang's diagnostics as the build log; separately compiled sources link into one PTX program.
  * With argument "off" (run with CLDM_NVIDIA=off) the device is left as the driver reports it.
  * Arguments: [off] DIR — DIR holds alloc_basic.spv, noalloc.spv, link_lib.spv,
  * link_main_plain.spv (tests/e2e) and image.spv (tests/ptx).
@@ -163,6 +169,9 @@ static void test_allocating_module_becomes_ptx(void **state) {
   assert_non_null(strstr(ptx, ".version "));
   assert_non_null(strstr(ptx, ".target sm_86")); /* 9.0 is newer than LLVM 15 knows */
   assert_non_null(strstr(ptx, ".entry "));
+  /* the first line names the kernels that take the heap (layer_binary.c reads it back) */
+  assert_true(!strncmp(ptx, "// cl_ext_device_malloc heap arguments: ", 40));
+  assert_non_null(strstr(ptx, " fill:2"));
   assert_null(strstr(ptx, ".extern")); /* the allocator is linked in: nothing left to resolve */
   assert_non_null(strstr(ptx, "membar.gl"));
   /* compute capability 9.0: the NVPTX allocator, which combines a warp's calls */
@@ -269,6 +278,139 @@ static void test_compile_and_link(void **state) {
   free(il_alloc);
 }
 
+/* ---- source programs ----------------------------------------------------------------------- */
+
+static const char src_alloc[] = "kernel void fill(global ulong *out, uint n) {\n"
+                                "  out[get_global_id(0)] = (ulong)malloc(n * SCALE);\n"
+                                "}\n";
+
+static cl_program from_source(const char *src) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  return p;
+}
+
+static cl_uint kernel_args(cl_program p, const char *name) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  cl_uint n = 0;
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL), CL_SUCCESS);
+  assert_int_equal(clSetKernelArg(k, n, sizeof(cl_mem), NULL), CL_INVALID_ARG_INDEX);
+  clReleaseKernel(k);
+  return n;
+}
+
+static void test_source_program_becomes_ptx(void **state) {
+  cl_program p = from_source(src_alloc);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "-DSCALE=2 -cl-mad-enable", NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), "-cl-mad-enable");
+  char *ptx = program_binary(p);
+  assert_true(!strncmp(ptx, "// cl_ext_device_malloc heap arguments: fill:2\n", 47));
+  assert_non_null(strstr(ptx, ".entry fill("));
+  free(ptx);
+  size_t n = 0;
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_SOURCE, 0, NULL, &n), CL_SUCCESS);
+  char *src = malloc(n);
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_SOURCE, n, src, NULL), CL_SUCCESS);
+  assert_string_equal(src, src_alloc); /* the driver's source program, untouched */
+  free(src);
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "fill", &err);
+  assert_int_equal(err, CL_SUCCESS);
+  cl_uint nargs = 0;
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL), CL_SUCCESS);
+  assert_int_equal(nargs, 2);
+  cl_program kp = NULL;
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(kp), &kp, NULL), CL_SUCCESS);
+  assert_ptr_equal(kp, p);
+  /* the kernel keeps the program alive, as a driver's kernel does */
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(kp), &kp, NULL), CL_SUCCESS);
+  cl_uint refs = 0;
+  assert_int_equal(clGetProgramInfo(kp, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL),
+                   CL_SUCCESS);
+  assert_int_equal(refs, 1);
+  assert_int_equal(clReleaseKernel(k), CL_SUCCESS);
+}
+
+static void test_source_binary_round_trip(void **state) {
+  cl_program p = from_source(src_alloc);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "-DSCALE=1", NULL, NULL), CL_SUCCESS);
+  char *ptx = program_binary(p);
+  clReleaseProgram(p);
+  cl_int err, status;
+  size_t len = strlen(ptx) + 1;
+  const unsigned char *bin = (const unsigned char *)ptx;
+  cl_program again = clCreateProgramWithBinary(ctx, 1, &dev, &len, &bin, &status, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clBuildProgram(again, 1, &dev, "", NULL, NULL), CL_SUCCESS);
+  assert_int_equal(kernel_args(again, "fill"), 2); /* recognised: the heap stays hidden */
+  clReleaseProgram(again);
+  /* the same PTX without the layer's first line is not the layer's: left as it is */
+  const unsigned char *foreign = (const unsigned char *)strchr(ptx, '\n') + 1;
+  size_t flen = strlen((const char *)foreign) + 1;
+  cl_program other = clCreateProgramWithBinary(ctx, 1, &dev, &flen, &foreign, &status, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clBuildProgram(other, 1, &dev, "", NULL, NULL), CL_SUCCESS);
+  assert_int_equal(kernel_args(other, "fill"), 3);
+  clReleaseProgram(other);
+  free(ptx);
+}
+
+static void test_source_not_allocating_untouched(void **state) {
+  static const char src[] = "kernel void k(global int *x) { int free = 1; x[0] = free; }\n";
+  cl_program p = from_source(src);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "-DX", NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), "-DX -D cl_ext_device_malloc=1");
+  size_t n = 0;
+  assert_int_equal(clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_OPTIONS, 0, NULL, &n),
+                   CL_SUCCESS);
+  assert_int_equal(n, 4); /* "-DX" and its NUL */
+  clReleaseProgram(p);
+}
+
+static void test_source_compile_error(void **state) {
+  static const char src[] = "kernel void k(global ulong *x) {\n  x[0] = (ulong)malloc(4) +;\n}\n";
+  cl_program p = from_source(src);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "", NULL, NULL), CL_BUILD_PROGRAM_FAILURE);
+  cl_build_status status = CL_BUILD_SUCCESS;
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
+  assert_int_equal(status, CL_BUILD_ERROR);
+  char *log = build_log(p);
+  if (!strstr(log, "<kernel>:2:") || !strstr(log, "error: expected expression"))
+    fail_msg("build log \"%s\" lacks the diagnostic", log);
+  free(log);
+  clReleaseProgram(p);
+}
+
+static void test_source_compile_and_link(void **state) {
+  static const char main_src[] =
+      "uint twice(uint x);\n"
+      "kernel void use(global ulong *out) { out[0] = (ulong)malloc(twice(4)); }\n";
+  static const char lib_src[] = "uint twice(uint x) { return 2 * x; }\n"
+                                "kernel void lib_k(global uint *x) { x[0] = twice(x[0]); }\n";
+  cl_program m = from_source(main_src), l = from_source(lib_src);
+  assert_int_equal(clCompileProgram(m, 1, &dev, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  assert_int_equal(clCompileProgram(l, 1, &dev, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_program inputs[2] = {m, l};
+  cl_int err;
+  cl_program linked = clLinkProgram(ctx, 1, &dev, "", 2, inputs, NULL, NULL, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  char *ptx = program_binary(linked);
+  assert_non_null(strstr(ptx, ".entry use("));
+  assert_non_null(strstr(ptx, ".entry lib_k("));
+  free(ptx);
+  assert_int_equal(kernel_args(linked, "use"), 1);
+  assert_int_equal(kernel_args(linked, "lib_k"), 1);
+  clReleaseProgram(linked);
+  clReleaseProgram(m);
+  clReleaseProgram(l);
+}
+
 /* ---- CLDM_NVIDIA=off ---------------------------------------------------------------------- */
 
 static void test_route_off(void **state) {
@@ -322,6 +464,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_untranslatable_module_fails_to_build),
       cmocka_unit_test(test_malformed_module_rejected),
       cmocka_unit_test(test_compile_and_link),
+      cmocka_unit_test(test_source_program_becomes_ptx),
+      cmocka_unit_test(test_source_binary_round_trip),
+      cmocka_unit_test(test_source_not_allocating_untouched),
+      cmocka_unit_test(test_source_compile_error),
+      cmocka_unit_test(test_source_compile_and_link),
   };
   return cmocka_run_group_tests_name("ptx route", tests, setup, teardown);
 }

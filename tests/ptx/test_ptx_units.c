@@ -1,7 +1,7 @@
 /*
  * test_ptx_units.c — the PTX backend's pure helpers: built-in name re-mangling from SPIR
  * address-space numbers to NVPTX's (ptx_mangle.c; expected names are clang-15's own manglings
- * of the same declarations for spir64 and nvptx64-nvidia-nvcl) and SHA-256 (ptx_sha256.c,
+ * of the same declarations for spir64 and nvptx64-nvidia-nvcl) and SHA-256 (layer/common/cldm_sha256.c,
  * FIPS 180-4 test vectors).
  */
 #include <setjmp.h>
@@ -72,12 +72,12 @@ static void hex(const uint8_t d[32], char out[65]) {
 }
 
 static void expect_sha(const void *data, size_t n, const char *want) {
-  cldm_ptx_sha256 s;
+  cldm_sha256 s;
   uint8_t d[32];
   char h[65];
-  cldm_ptx_sha256_init(&s);
-  cldm_ptx_sha256_update(&s, data, n);
-  cldm_ptx_sha256_final(&s, d);
+  cldm_sha256_init(&s);
+  cldm_sha256_update(&s, data, n);
+  cldm_sha256_final(&s, d);
   hex(d, h);
   assert_string_equal(h, want);
 }
@@ -92,16 +92,16 @@ static void test_sha256(void **state) {
   char *a = malloc(1000000);
   assert_non_null(a);
   memset(a, 'a', 1000000);
-  cldm_ptx_sha256 s;
+  cldm_sha256 s;
   uint8_t d[32];
   char h[65];
-  cldm_ptx_sha256_init(&s);
+  cldm_sha256_init(&s);
   for (size_t done = 0, step = 1; done < 1000000; done += step, step = step * 3 % 1009 + 1) {
     if (done + step > 1000000)
       step = 1000000 - done;
-    cldm_ptx_sha256_update(&s, a + done, step);
+    cldm_sha256_update(&s, a + done, step);
   }
-  cldm_ptx_sha256_final(&s, d);
+  cldm_sha256_final(&s, d);
   hex(d, h);
   assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   free(a);

@@ -69,37 +69,37 @@ static pthread_once_t digest_once = PTHREAD_ONCE_INIT;
 static void digest_overrides(void) {
   size_t n;
   const unsigned char *b = cldm_ptx_overrides_bitcode(&n);
-  cldm_ptx_sha256 s;
-  cldm_ptx_sha256_init(&s);
-  cldm_ptx_sha256_update(&s, b, n);
+  cldm_sha256 s;
+  cldm_sha256_init(&s);
+  cldm_sha256_update(&s, b, n);
   b = cldm_ptx_allocator_bitcode(&n); /* linked into some modules: part of every key */
-  cldm_ptx_sha256_update(&s, b, n);
-  cldm_ptx_sha256_final(&s, overrides_digest);
+  cldm_sha256_update(&s, b, n);
+  cldm_sha256_final(&s, overrides_digest);
 }
 
 static void make_key(cldm_ptx_key *key, uint32_t *const *words, const size_t *num_words, size_t n,
                      const char *libclc_identity, const char *sm, const char *isa, int optimize) {
   pthread_once(&digest_once, digest_overrides);
-  cldm_ptx_sha256 s;
-  cldm_ptx_sha256_init(&s);
+  cldm_sha256 s;
+  cldm_sha256_init(&s);
   const char *parts[] = {"cldm-ptx cache key 1", version_string, libclc_identity, sm, isa,
                          optimize ? "O2" : "O0"};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    cldm_ptx_sha256_update(&s, parts[i], strlen(parts[i]) + 1);
-  cldm_ptx_sha256_update(&s, overrides_digest, sizeof overrides_digest);
+    cldm_sha256_update(&s, parts[i], strlen(parts[i]) + 1);
+  cldm_sha256_update(&s, overrides_digest, sizeof overrides_digest);
   if (n > 1) { /* a link: every module, each with its length (one module keeps its old key) */
     uint64_t count = n;
-    cldm_ptx_sha256_update(&s, "linked", 7);
-    cldm_ptx_sha256_update(&s, &count, sizeof count);
+    cldm_sha256_update(&s, "linked", 7);
+    cldm_sha256_update(&s, &count, sizeof count);
   }
   for (size_t m = 0; m < n; m++) {
     if (n > 1) {
       uint64_t len = num_words[m];
-      cldm_ptx_sha256_update(&s, &len, sizeof len);
+      cldm_sha256_update(&s, &len, sizeof len);
     }
-    cldm_ptx_sha256_update(&s, words[m], num_words[m] * 4);
+    cldm_sha256_update(&s, words[m], num_words[m] * 4);
   }
-  cldm_ptx_sha256_final(&s, key->b);
+  cldm_sha256_final(&s, key->b);
 }
 
 static double now_ms(void) {

@@ -17,7 +17,7 @@
  *                    optimise, emit PTX (LLVM C API)
  *   ptx_libclc.c     locating and reading libclc's nvptx64--nvidiacl.bc
  *   ptx_cache.c      in-memory and on-disk translation cache
- *   ptx_sha256.c     SHA-256 (cache keys)
+ * SHA-256 (cache keys) comes from layer/common (cldm_sha256.h).
  */
 #ifndef CLDM_PTX_INTERNAL_H
 #define CLDM_PTX_INTERNAL_H
@@ -28,6 +28,7 @@
 #include <llvm-c/Core.h>
 
 #include "cldm_ptx.h"
+#include "cldm_sha256.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -163,19 +164,6 @@ void cldm_ptx_cache_put(const cldm_ptx_key *key, const char *ptx, size_t size, c
 void cldm_ptx_cache_count_miss(void);
 void cldm_ptx_cache_stats_get(cldm_ptx_cache_stats *out);
 void cldm_ptx_cache_clear_all(void);
-
-/* ---- ptx_sha256.c --------------------------------------------------------------------- */
-
-typedef struct cldm_ptx_sha256 {
-  uint32_t h[8];
-  uint64_t len;
-  uint8_t buf[64];
-  size_t nbuf;
-} cldm_ptx_sha256;
-
-void cldm_ptx_sha256_init(cldm_ptx_sha256 *s);
-void cldm_ptx_sha256_update(cldm_ptx_sha256 *s, const void *data, size_t len);
-void cldm_ptx_sha256_final(cldm_ptx_sha256 *s, uint8_t out[32]);
 
 #ifdef __cplusplus
 }

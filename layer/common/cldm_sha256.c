@@ -1,10 +1,11 @@
 /*
- * ptx_sha256.c — SHA-256 (FIPS 180-4), for the translation cache's keys: a cached PTX file
- * is trusted by its name alone, so the key must not collide.
+ * cldm_sha256.c — SHA-256 (FIPS 180-4), for keys that must not collide: the PTX backend's
+ * translation cache (a cached PTX file is trusted by its name alone) and the layer's records
+ * of program binaries (a binary is recognised by its content alone).
  */
 #include <string.h>
 
-#include "ptx_internal.h"
+#include "cldm_sha256.h"
 
 static const uint32_t k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -18,7 +19,7 @@ static const uint32_t k[64] = {
 
 static uint32_t ror(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
 
-static void block(cldm_ptx_sha256 *s, const uint8_t *p) {
+static void block(cldm_sha256 *s, const uint8_t *p) {
   uint32_t w[64];
   for (int i = 0; i < 16; i++)
     w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
@@ -52,7 +53,7 @@ static void block(cldm_ptx_sha256 *s, const uint8_t *p) {
   s->h[7] += h;
 }
 
-void cldm_ptx_sha256_init(cldm_ptx_sha256 *s) {
+void cldm_sha256_init(cldm_sha256 *s) {
   static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   memcpy(s->h, h0, sizeof h0);
@@ -60,7 +61,7 @@ void cldm_ptx_sha256_init(cldm_ptx_sha256 *s) {
   s->nbuf = 0;
 }
 
-void cldm_ptx_sha256_update(cldm_ptx_sha256 *s, const void *data, size_t len) {
+void cldm_sha256_update(cldm_sha256 *s, const void *data, size_t len) {
   const uint8_t *p = data;
   s->len += len;
   while (len) {
@@ -76,17 +77,17 @@ void cldm_ptx_sha256_update(cldm_ptx_sha256 *s, const void *data, size_t len) {
   }
 }
 
-void cldm_ptx_sha256_final(cldm_ptx_sha256 *s, uint8_t out[32]) {
+void cldm_sha256_final(cldm_sha256 *s, uint8_t out[32]) {
   uint64_t bits = s->len * 8;
   uint8_t pad = 0x80;
-  cldm_ptx_sha256_update(s, &pad, 1);
+  cldm_sha256_update(s, &pad, 1);
   pad = 0;
   while (s->nbuf != 56)
-    cldm_ptx_sha256_update(s, &pad, 1);
+    cldm_sha256_update(s, &pad, 1);
   uint8_t lenb[8];
   for (int i = 0; i < 8; i++)
     lenb[i] = (uint8_t)(bits >> (56 - 8 * i));
-  cldm_ptx_sha256_update(s, lenb, 8);
+  cldm_sha256_update(s, lenb, 8);
   for (int i = 0; i < 8; i++) {
     out[4 * i] = (uint8_t)(s->h[i] >> 24);
     out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
