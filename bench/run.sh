@@ -6,14 +6,16 @@
 # folder bench/results/<date>-<device>/ (or --out DIR).
 #
 #   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
-#                [--cuda PATH | --no-cuda] [--prebuilt DIR] [--layer LIB] [--note TEXT]
-#                [--no-plots] [--list-files] [-- SUITE OPTIONS...]
+#                [--cuda PATH | --no-cuda] [--cuda-timeout SECONDS] [--prebuilt DIR]
+#                [--layer LIB] [--note TEXT] [--no-plots] [--list-files] [-- SUITE OPTIONS...]
 #
 #   --prebuilt DIR  take the programs, kernels and layer from DIR, a build directory or a copy
 #                   of the files `--list-files` names (same relative paths); nothing is built,
 #                   no cmake, ninja or clang needed
 #   --layer LIB     the layer to enable (default: DIR/layer/libcldm-layer.so; on NVIDIA's PTX
 #                   route libcldm-ptx.so must lie next to it)
+#   --cuda-timeout  stop the CUDA program after SECONDS (CUDA's malloc takes minutes for some
+#                   cases); the rows it wrote stay and summary.md says so
 #   --list-files    print the files a prebuilt run needs (paths relative to the repository),
 #                   then exit
 # Options after -- go to cldm-bench-suite (e.g. -- --cases 1,4 --reps 3). The driver is taken
@@ -21,7 +23,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
-scale=full device="" out="" cuda="" no_cuda=0 prebuilt="" layer="" note="" no_plots=0 list=0
+scale=full device="" out="" cuda="" no_cuda=0 cuda_timeout="" prebuilt="" layer="" note="" no_plots=0 list=0
 extra=()
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift ;;
     --cuda) cuda=${2:?}; shift ;;
     --no-cuda) no_cuda=1 ;;
+    --cuda-timeout) cuda_timeout=${2:?}; shift ;;
     --prebuilt) prebuilt=${2:?}; shift ;;
     --layer) layer=${2:?}; shift ;;
     --note) note=${2:?}; shift ;;
@@ -113,8 +116,18 @@ if [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
                --reps "$(meta reps)" --out "$out")
     cases=$(meta cases)
     [ -n "$cases" ] && cuda_args+=(--cases "$cases")
-    "$cuda" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || status=$((status ? status : $?))
+    run_cuda=("$cuda")
+    [ -n "$cuda_timeout" ] && run_cuda=(timeout "$cuda_timeout" "$cuda")
+    cuda_status=0
+    "${run_cuda[@]}" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || cuda_status=$?
     wait
+    if [ $cuda_status = 124 ]; then # the rows written so far stay (cuda.csv is written per row)
+      echo "[bench] $cuda: stopped after $cuda_timeout s (--cuda-timeout); its later cases are" \
+           "left out" | tee -a "$log" >&2
+      note="${note:+$note }CUDA's program was stopped after $cuda_timeout s (--cuda-timeout): CUDA rows exist only for the cases it finished."
+    elif [ $cuda_status != 0 ]; then
+      status=$((status ? status : cuda_status))
+    fi
   else
     echo "[bench] $cuda: no CUDA device answers; CUDA columns left out" | tee -a "$log" >&2
   fi

@@ -18,6 +18,9 @@
 #   run-tests.sh    tools/gpu-run.sh: the end-to-end tests of tests.list (tools/gpu-tests.py)
 #                   and the demo, under ocl-icd and the Khronos loader, with the layer
 #   tests.list      those tests, as ctest lists them; data/ their SPIR-V
+#   run-bench.sh    tools/gpu-bench.sh: cldm_bench_alloc and the benchmark suite (with CUDA)
+#   bench-tree/     the benchmark suite for `bench-tree/bench/run.sh --prebuilt bench-tree/build`
+#                   (bench/README.md), the CUDA program included where nvcc built it
 #   run.sh          run.sh [--layer] COMMAND [ARGS...]: runs COMMAND with the pack's libraries
 #                   (LD_LIBRARY_PATH), libclc (CLDM_LIBCLC_DIR), NVIDIA's ICD
 #                   (OCL_ICD_FILENAMES=libnvidia-opencl.so.1 unless set) and, with --layer,
@@ -107,7 +110,8 @@ cp "$libclc" "$top/share/clc/"
 # the Khronos loader for the tests' second loader (ocl-icd is the machine's)
 python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
 cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
-chmod +x "$top/run-tests.sh"
+cp "$root/tools/gpu-bench.sh" "$top/run-bench.sh"
+chmod +x "$top/run-tests.sh" "$top/run-bench.sh"
 (cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
   ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv \
     tests/device/alloc_test.cldm_alloc.nv.spir64.spv) | while read -r f; do
@@ -124,6 +128,18 @@ cp -L "$ocl_icd" "$top/lib/ocl-icd/libOpenCL.so.1"
 cp "$build"/examples/spv/*.spv "$top/share/spv/examples/"
 cp "$build"/tests/e2e/kernels/*.spv "$top/share/spv/e2e/" 2>/dev/null || true
 cp "$build"/bench/alloc/*.spv "$top/share/spv/bench/" 2>/dev/null || true
+# the benchmark suite as `bench/run.sh --prebuilt` takes it (bench/README.md): its files under
+# bench-tree/ with their paths relative to the repository (the build directory as "build")
+bench_files=$("$root/bench/run.sh" --list-files 2>/dev/null | awk '{print $1}' | sort -u) ||
+  die "bench/run.sh --list-files failed"
+for f in $bench_files; do
+  src=$root/$f
+  case $f in build/*) src=$build/${f#build/} ;; esac
+  [ -f "$src" ] || continue
+  mkdir -p "$top/bench-tree/$(dirname "$f")"
+  case $f in *.so|*/cldm-bench-*) strip --strip-debug -o "$top/bench-tree/$f" "$src" ;;
+    *) cp -p "$src" "$top/bench-tree/$f" ;; esac
+done
 for f in "${extra_data[@]+"${extra_data[@]}"}"; do cp "$f" "$top/share/extra/"; done
 
 # PTX made here, for running without the layer (clCreateProgramWithBinary).

@@ -1,0 +1,75 @@
+#!/bin/sh
+# tools/gpu-bench.sh — the benchmarks on an NVIDIA machine, from a pack tools/gpu-pack.sh made
+# (copied into it as run-bench.sh), with NVIDIA's ICD as the only driver and the pack's
+# ocl-icd, as tools/gpu-run.sh runs the tests:
+#   1. cldm_bench_alloc: the allocator modules timed directly (bench/alloc/README.md), the
+#      route's variants nv and cl12, N work-items, sizes CLDM_BENCH_SIZES;
+#   2. the suite (bench/run.sh --prebuilt: every case through the layer as an application
+#      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
+#      scale given.
+#
+#   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c CUDA_TIMEOUT] [-- SUITE OPTIONS]
+#     -o  results (default: $OUT, else ./gpu-bench): alloc.txt, suite-<scale>/ (bench/run.sh's
+#         folder: opencl.csv, cuda.csv, meta, summary.md; plots where matplotlib exists)
+#     -n  work-items of cldm_bench_alloc (default 1048576); 0 skips it
+#     -s  suite scales, comma-separated (default full); "none" skips the suite
+#     -c  seconds the CUDA program may run per scale (default 300)
+set -u
+root=$(cd "$(dirname "$0")" && pwd)
+[ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
+out=${OUT:-$PWD/gpu-bench}
+n=1048576 scales=full cuda_timeout=300
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) out=$2; shift 2 ;;
+    -n) n=$2; shift 2 ;;
+    -s) scales=$2; shift 2 ;;
+    -c) cuda_timeout=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "usage: run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c SECONDS] [-- ...]" >&2
+       exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/vendors"
+echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$work/vendors/nvidia.icd"
+unset OCL_ICD_FILENAMES
+active=$work/fallback
+mkdir -p "$active"
+for f in "$root"/lib/fallback/*; do
+  [ -e "$f" ] || continue
+  so=$(basename "$f")
+  ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64" || ln -sf "$f" "$active/$so"
+done
+LD_LIBRARY_PATH=$root/lib/ocl-icd:$root/lib:$active
+OCL_ICD_VENDORS=$work/vendors
+CLDM_LIBCLC_DIR=$root/share/clc
+CLDM_CACHE_DIR=$work/ptx-cache
+export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_LIBCLC_DIR CLDM_CACHE_DIR
+mkdir -p "$CLDM_CACHE_DIR"
+status=0
+
+if [ "$n" != 0 ]; then
+  echo "[gpu-bench] cldm_bench_alloc, $n work-items" >&2
+  (
+    export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
+    export CLDM_BENCH_MODULES=${CLDM_BENCH_MODULES:-cldm_alloc.nv.spir64,cldm_alloc.cl12.spir64}
+    export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,64,256,1024,4096}
+    exec timeout 300 "$root/bin/cldm_bench_alloc" "$n" 3
+  ) > "$out/alloc.txt" 2>&1 || status=1
+  cat "$out/alloc.txt" >&2
+fi
+
+for scale in $(echo "$scales" | tr ',' ' '); do
+  [ "$scale" = none ] && break
+  echo "[gpu-bench] suite, scale $scale" >&2
+  if [ $# -gt 0 ]; then set -- -- "$@"; fi
+  "$root/bench-tree/bench/run.sh" --prebuilt "$root/bench-tree/build" --layer \
+    "$root/lib/libcldm-layer.so" --scale "$scale" --out "$out/suite-$scale" \
+    --cuda-timeout "$cuda_timeout" "$@" || status=1
+  [ "${1:-}" = -- ] && shift
+done
+sed -i "s#$root/#<pack>/#g" "$out"/alloc.txt "$out"/suite-*/run.log 2>/dev/null
+exit $status
