@@ -293,6 +293,20 @@ static void cldm_program_dump(const void *words, size_t size) {
     fclose(f);
 }
 
+/* 1 if `name` is a function the PTX backend defines itself (the allocator's target functions,
+ * spec 3.4): importing it does not make a module link-only. */
+static int cldm_program_backend_import(const char *name) {
+  return !strncmp(name, CLDM_SPIRV_TARGET_PREFIX, sizeof(CLDM_SPIRV_TARGET_PREFIX) - 1);
+}
+
+/* How many functions `r`'s module imports that only another module can define. */
+static size_t cldm_program_foreign_imports(const cldm_spirv_report *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->num_imports; i++)
+    n += !cldm_program_backend_import(r->imports[i]);
+  return n;
+}
+
 /* The build log of a PTX-route module that imports functions (malloc'd, NULL if no memory). */
 static char *cldm_program_link_only_log(const cldm_spirv_report *r) {
   size_t len = 256;
@@ -302,8 +316,9 @@ static char *cldm_program_link_only_log(const cldm_spirv_report *r) {
   if (!log)
     return NULL;
   int n = snprintf(log, len, "the module calls functions it does not define (");
-  for (size_t i = 0; i < r->num_imports && n > 0 && (size_t)n < len; i++)
-    n += snprintf(log + n, len - (size_t)n, "%s%s", i ? ", " : "", r->imports[i]);
+  for (size_t i = 0, k = 0; i < r->num_imports && n > 0 && (size_t)n < len; i++)
+    if (!cldm_program_backend_import(r->imports[i]))
+      n += snprintf(log + n, len - (size_t)n, "%s%s", k++ ? ", " : "", r->imports[i]);
   if (n > 0 && (size_t)n < len)
     snprintf(log + n, len - (size_t)n,
              "): on NVIDIA devices such a module is compiled with clCompileProgram and linked "
@@ -327,8 +342,9 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
     memcpy(rec->module, module, module_size);
     rec->module_size = module_size;
     /* A module that imports functions is translated only with the modules that define them
-     * (clLinkProgram); alone it has no PTX of its own. */
-    rec->link_only = rec->report.num_imports > 0;
+     * (clLinkProgram); alone it has no PTX of its own. The backend's own target functions do
+     * not count: it links their definitions into every module that declares them. */
+    rec->link_only = cldm_program_foreign_imports(&rec->report) > 0;
     program = cldm_ptx_program_create(
         context, (cl_uint)(size / sizeof(cl_device_id)), devs, (const void *const *)&rec->module,
         &rec->module_size, rec->link_only ? 0 : 1, NULL, &rec->report, &rec->build_log, &err);

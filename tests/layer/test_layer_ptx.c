@@ -6,7 +6,8 @@
  * queries, clCreateProgramWithILKHR) and hands the driver PTX: CL_PROGRAM_BINARIES of a program
  * created from IL is PTX text with the kernels as entries (the hidden heap pointer last),
  * CL_PROGRAM_IL still returns the application's module, build options that do not apply to a
- * compiled module are dropped; a module the backend cannot translate builds with a failure
+ * compiled module are dropped; a module that calls the backend's own cldm_target_* functions
+ * builds alone; a module the backend cannot translate builds with a failure
  * and the reason as its build log; compile + link translate the inputs together.
  * Source programs (layer_source.c): an allocating source becomes a PTX program behind the
  * application's handle (kernels made from it hide the heap argument and name the
@@ -16,7 +17,7 @@
  * clang's diagnostics as the build log; separately compiled sources link into one PTX program.
  * With argument "off" (run with CLDM_NVIDIA=off) the device is left as the driver reports it.
  * Arguments: [off] DIR — DIR holds alloc_basic.spv, noalloc.spv, link_lib.spv,
- * link_main_plain.spv (tests/e2e) and image.spv (tests/ptx).
+ * link_main_plain.spv (tests/e2e), image.spv and target.spv (tests/ptx).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,6 +226,27 @@ static void test_untranslatable_module_fails_to_build(void **state) {
   free(log);
   assert_int_equal(clCompileProgram(p, 1, &dev, "", 0, NULL, NULL, NULL, NULL),
                    CL_COMPILE_PROGRAM_FAILURE);
+  free(il);
+  clReleaseProgram(p);
+}
+
+/* A module calling the backend's own allocator functions (cldm_target_*) is no link-only
+ * module: it builds alone, and its PTX defines them (nothing left .extern). */
+static void test_target_imports_build_alone(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(ptx_dir, "target.spv", &il, &size);
+  char *ptx = program_binary(p);
+  assert_non_null(strstr(ptx, ".entry target_roundtrip("));
+  assert_non_null(strstr(ptx, ".func  (.param .b64 func_retval0) cldm_target_malloc("));
+  assert_null(strstr(ptx, ".extern"));
+  assert_int_equal(clBuildProgram(p, 1, &dev, "", NULL, NULL), CL_SUCCESS);
+  cl_build_status status = CL_BUILD_NONE;
+  assert_int_equal(
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof(status), &status, NULL),
+      CL_SUCCESS);
+  assert_int_equal(status, CL_BUILD_SUCCESS);
+  free(ptx);
   free(il);
   clReleaseProgram(p);
 }
@@ -463,6 +485,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_non_allocating_module_becomes_ptx),
       cmocka_unit_test(test_untranslatable_module_fails_to_build),
       cmocka_unit_test(test_malformed_module_rejected),
+      cmocka_unit_test(test_target_imports_build_alone),
       cmocka_unit_test(test_compile_and_link),
       cmocka_unit_test(test_source_program_becomes_ptx),
       cmocka_unit_test(test_source_binary_round_trip),
