@@ -74,6 +74,10 @@ typedef uint64_t cldm_u64;
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
 #define CLDM_SHARDS_MAX 256u
 #define CLDM_PAGES_PER_SHARD 16u /* one shard per 16 pages of the heap, a power of two */
+/* The current slabs of one class (one per shard it uses) hold at most 1/256 of the pages, and
+ * at least one slab: with every class in use, at most 72/256 of the heap sits in current
+ * slabs, where other classes and large allocations cannot have it. */
+#define CLDM_CLASS_HOARD_DIV 256u
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
@@ -114,7 +118,10 @@ typedef struct cldm_heap_header {
   /* line 2 */
   cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
   cldm_u32 failed_hi; /* 132 */
-  cldm_u32 pad2[14];  /* 136 */
+  cldm_u32 changes;   /* 136 slabs installed and pages returned to the pool: a hint the
+                               allocator's last resort reads to see that the heap changed
+                               during its search (device/cl/cldm_slab.clh) */
+  cldm_u32 pad2[13];  /* 140 */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -126,6 +133,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_USE_UNITS 16u
 #define CLDM_HDR_WORD_PEAK_UNITS 18u
 #define CLDM_HDR_WORD_FAILED_LO 32u
+#define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_INVALID_LO 48u
 
 /* ---- size-class arithmetic (identical on host and device) -------------------------------- */
@@ -193,6 +201,15 @@ static inline cldm_u32 cldm_class_slots(cldm_u32 c) {
 static inline cldm_u32 cldm_heap_shards(cldm_u32 num_pages) {
   cldm_u32 want = num_pages / CLDM_PAGES_PER_SHARD, n = 1u;
   while (n * 2u <= want && n * 2u <= CLDM_SHARDS_MAX)
+    n *= 2u;
+  return n;
+}
+
+/* Shards class `c` uses (its current slabs): the first cldm_class_shards() rows of W, a power
+ * of two, 1..num_shards, so that they hold at most num_pages / CLDM_CLASS_HOARD_DIV pages. */
+static inline cldm_u32 cldm_class_shards(cldm_u32 num_shards, cldm_u32 num_pages, cldm_u32 c) {
+  cldm_u32 want = num_pages / (CLDM_CLASS_HOARD_DIV * cldm_class_span_pages(c)), n = 1u;
+  while (n * 2u <= want && n * 2u <= num_shards)
     n *= 2u;
   return n;
 }

@@ -107,7 +107,8 @@ static void test_sizes(void **state) {
   assert_int_equal(cldm_heap_image_size(MiB), 0);
 }
 
-/* Shards: one per 16 pages, a power of two, 1..256; classes' spans fill them >= 95 %. */
+/* Shards: one per 16 pages, a power of two, 1..256; classes' spans fill them >= 95 %; the
+ * shards of one class. */
 static void test_shards_and_spans(void **state) {
   (void)state;
   assert_int_equal(cldm_heap_shards(16), 1);
@@ -125,6 +126,21 @@ static void test_shards_and_spans(void **state) {
     if (cldm_class_bytes(c) <= 4096)
       assert_int_equal(k, 1);
   }
+  /* shards a class uses: a power of two within the heap's, current slabs of one class at most
+   * 1/256 of the pages (at least one slab) */
+  static const uint32_t heaps[] = {16, 128, 4096, 16384, 524288, CLDM_HEAP_MAX_PAGES};
+  for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++)
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint32_t pages = heaps[i], shards = cldm_heap_shards(pages);
+      uint32_t n = cldm_class_shards(shards, pages, c), k = cldm_class_span_pages(c);
+      assert_true(n >= 1 && n <= shards && (n & (n - 1)) == 0);
+      assert_true(n == 1 || (uint64_t)n * k * CLDM_CLASS_HOARD_DIV <= pages);
+      assert_true(n == shards || (uint64_t)2 * n * k * CLDM_CLASS_HOARD_DIV > pages);
+    }
+  assert_int_equal(cldm_class_shards(8, 128, 0), 1);         /* 8 MiB: one current slab */
+  assert_int_equal(cldm_class_shards(256, 16384, 0), 64);    /* 1 GiB, 16 B */
+  assert_int_equal(cldm_class_shards(256, 16384, 65), 8);    /* 1 GiB, 20 KiB: spans of 8 */
+  assert_int_equal(cldm_class_shards(256, 524288, 71), 256); /* 32 GiB */
 }
 
 /* The image: header fields, current-page words "no slab", everything else zero except pool

@@ -281,9 +281,10 @@ entry:
   ret void
 }
 
-; 64-bit atom_add / atom_xchg on global memory (cl_khr_int64_base_atomics), which libclc-15's
-; NVPTX library lacks: relaxed atom.global.add.u64 / atom.global.exch.b64 (OpenCL 1.2 atomics
-; order nothing; the allocator orders them with mem_fence). Signed and unsigned manglings.
+; 64-bit atom_add / atom_xchg / atom_cmpxchg on global memory (cl_khr_int64_base_atomics),
+; which libclc-15's NVPTX library lacks: relaxed atom.global.add.u64 / .exch.b64 / .cas.b64
+; (OpenCL 1.2 atomics order nothing; the allocator orders them with mem_fence). Signed and
+; unsigned manglings.
 define i64 @_Z8atom_addPU3AS1Vll(ptr addrspace(1) %p, i64 %v) #1 {
 entry:
   %r = atomicrmw add ptr addrspace(1) %p, i64 %v monotonic, align 8
@@ -306,6 +307,20 @@ define i64 @_Z9atom_xchgPU3AS1Vmm(ptr addrspace(1) %p, i64 %v) #1 {
 entry:
   %r = atomicrmw xchg ptr addrspace(1) %p, i64 %v monotonic, align 8
   ret i64 %r
+}
+
+define i64 @_Z12atom_cmpxchgPU3AS1Vlll(ptr addrspace(1) %p, i64 %c, i64 %v) #1 {
+entry:
+  %r = cmpxchg ptr addrspace(1) %p, i64 %c, i64 %v monotonic monotonic, align 8
+  %o = extractvalue { i64, i1 } %r, 0
+  ret i64 %o
+}
+
+define i64 @_Z12atom_cmpxchgPU3AS1Vmmm(ptr addrspace(1) %p, i64 %c, i64 %v) #1 {
+entry:
+  %r = cmpxchg ptr addrspace(1) %p, i64 %c, i64 %v monotonic monotonic, align 8
+  %o = extractvalue { i64, i1 } %r, 0
+  ret i64 %o
 }
 
 ; global void *to_global(void *)
