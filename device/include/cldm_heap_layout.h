@@ -121,7 +121,9 @@ typedef struct cldm_heap_header {
   cldm_u32 changes;   /* 136 slabs installed and pages returned to the pool: a hint the
                                allocator's last resort reads to see that the heap changed
                                during its search (device/cl/cldm_slab.clh) */
-  cldm_u32 pad2[13];  /* 140 */
+  cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
+                               given back): a hint for the same search */
+  cldm_u32 pad2[12];  /* 144 */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -134,6 +136,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_PEAK_UNITS 18u
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
+#define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_INVALID_LO 48u
 
 /* ---- size-class arithmetic (identical on host and device) -------------------------------- */
