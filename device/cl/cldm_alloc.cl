@@ -44,7 +44,7 @@
  *   last slot is freed goes back to the pool at once, so any class can take its pages. Holes
  *   left by frees in slabs that are no longer current are found by the final path, which runs
  *   only when the pool has no span: NULL means full (spec 2.1).
- * - Larger requests take runs of whole pages from the pool, from the top (cldm_large.clh).
+ * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool.clh).
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
  *   work-item must produce (pocl runs the work-items of a work-group one after another in one
