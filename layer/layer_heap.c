@@ -248,9 +248,11 @@ static cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, cons
   if (!bytes)
     return CL_OUT_OF_HOST_MEMORY;
   cl_int err = cldm_heap_copy(h, queue, 0, h->geom.buffer_bytes, bytes, 0);
+  uint64_t base = h->svm ? (uint64_t)(uintptr_t)h->svm_ptr : 0;
+  if (err == CL_SUCCESS && !base) /* a buffer: the address the checked modules stored */
+    base = cldm_check_heap_base(bytes, h->geom.buffer_bytes);
   if (err == CL_SUCCESS &&
-      cldm_check_report_heap(when, bytes, h->geom.buffer_bytes,
-                             h->svm ? (uint64_t)(uintptr_t)h->svm_ptr : 0, damaged) != 0)
+      cldm_check_report_heap(when, bytes, h->geom.buffer_bytes, base, damaged) != 0)
     err = CL_OUT_OF_RESOURCES;
   free(bytes);
   return err;

@@ -44,6 +44,8 @@ int cldm_check_log_decode(const void *area, size_t n, uint32_t capacity, cldm_ch
     log->total += log->counts[k];
   }
   log->claimed = cldm_check_u32(a + 4 * CLDM_CHECK_WORD_NEXT);
+  log->base = (uint64_t)cldm_check_u32(a + 4 * (CLDM_CHECK_WORD_BASE + 1)) << 32 |
+              cldm_check_u32(a + 4 * CLDM_CHECK_WORD_BASE);
   uint32_t written = log->claimed < capacity ? log->claimed : capacity;
   for (uint32_t i = 0; i < written; i++) {
     cldm_check_entry e;
@@ -146,6 +148,19 @@ static void cldm_check_scan_add(const unsigned char *h, int checked, uint64_t of
   }
   out->live++;
   out->live_bytes += b.size;
+}
+
+uint64_t cldm_check_heap_base(const void *heap, size_t n) {
+  cldm_heap_header hd;
+  cldm_check_log log;
+  if (!heap || n < sizeof hd)
+    return 0;
+  memcpy(&hd, heap, sizeof hd);
+  if (!hd.check_offset || hd.check_offset > n ||
+      cldm_check_log_decode((const unsigned char *)heap + hd.check_offset, n - hd.check_offset,
+                            hd.check_capacity, &log, NULL, 0) != 0)
+    return 0;
+  return log.base;
 }
 
 int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_check_block *blocks,

@@ -187,6 +187,7 @@ typedef struct cldm_check_log {
   uint64_t total;     /* sum of counts */
   uint32_t claimed;   /* entries claimed (may exceed the capacity: those were not written) */
   uint32_t logged;    /* complete entries decoded (at most the capacity) */
+  uint64_t base;      /* the heap's device address, 0 if no checked allocation stored it yet */
 } cldm_check_log;
 
 /* Decodes the check area (`n` bytes read at the heap's check_offset, `capacity` entries) into
@@ -204,6 +205,10 @@ const char *cldm_check_kind_name(uint32_t kind);
  * details: overflow ", block of <block_bytes> bytes, <size> bytes requested" (", size unknown"
  * if the trailer was overwritten); failed allocation ", <size> bytes requested". */
 int cldm_check_format_event(char *buf, size_t n, const char *kernel, const cldm_check_event *e);
+
+/* The heap's device address as its check area holds it (`n` bytes read from the heap's base);
+ * 0 if unknown (not a checked heap, or no checked allocation yet). */
+uint64_t cldm_check_heap_base(const void *heap, size_t n);
 
 /* A live allocation found by an inspection. */
 typedef struct cldm_check_block {

@@ -148,7 +148,9 @@ typedef struct cldm_heap_header {
 /* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset
  * clear it), 64-byte aligned:
  *   line 0   u32 next: event-log entries claimed (fetch-and-add; claims past the capacity are
- *            not written: the event is only counted); the other words are zero
+ *            not written: the event is only counted); u32 base (lo, hi): the heap's device
+ *            address, stored by the first checked allocations (the host names addresses of
+ *            buffer heaps with it); the other words are zero
  *   line 1   u32[CLDM_CHECK_KINDS][2] events per kind, 64-bit as (lo, hi), since creation or
  *            reset (kind 0 unused)
  *   entries  cldm_check_entry[check_capacity], 32 bytes each
@@ -162,6 +164,7 @@ typedef struct cldm_heap_header {
 #define CLDM_CHECK_KINDS 8u            /* kinds 1..6 used, room for two more */
 #define CLDM_CHECK_AREA_HEADER_BYTES 128u
 #define CLDM_CHECK_WORD_NEXT 0u   /* word index in the check area */
+#define CLDM_CHECK_WORD_BASE 2u   /* (lo, hi) */
 #define CLDM_CHECK_WORD_COUNTS 16u /* + 2 * kind: (lo, hi) */
 #define CLDM_CHECK_ENTRY_BYTES 32u
 #define CLDM_CHECK_LOG_ENTRIES 256u /* entries of a checked heap's event log (8 KiB) */
