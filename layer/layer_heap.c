@@ -283,7 +283,7 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
   totals.failed = failed;
   size_t area_bytes = cldm_check_area_bytes(&copy.geom);
   void *area = NULL;
-  if (area_bytes && hdr.check_offset == copy.geom.check_offset) {
+  if (area_bytes && cldm_hdr_check_offset(hdr) == copy.geom.check_offset) {
     area = malloc(area_bytes);
     if (!area)
       return CL_OUT_OF_HOST_MEMORY;

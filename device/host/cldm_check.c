@@ -12,10 +12,8 @@
 #include <string.h>
 
 _Static_assert(sizeof(cldm_check_entry) == CLDM_CHECK_ENTRY_BYTES, "entry is 32 bytes");
-_Static_assert(offsetof(cldm_heap_header, check_offset) == 4 * CLDM_HDR_WORD_CHECK_OFFSET,
-               "check offset");
-_Static_assert(offsetof(cldm_heap_header, check_capacity) == 4 * CLDM_HDR_WORD_CHECK_CAPACITY,
-               "check capacity");
+_Static_assert(offsetof(cldm_heap_header, pad3) == 4 * CLDM_HDR_WORD_CHECK_OFFSET, "check offset");
+_Static_assert(CLDM_HDR_WORD_CHECK_CAPACITY == CLDM_HDR_WORD_CHECK_OFFSET + 1, "check capacity");
 _Static_assert(4 * (CLDM_CHECK_WORD_COUNTS + 2 * CLDM_CHECK_KINDS) <= CLDM_CHECK_AREA_HEADER_BYTES,
                "counters fit the area's header");
 
@@ -156,9 +154,9 @@ uint64_t cldm_check_heap_base(const void *heap, size_t n) {
   if (!heap || n < sizeof hd)
     return 0;
   memcpy(&hd, heap, sizeof hd);
-  if (!hd.check_offset || hd.check_offset > n ||
-      cldm_check_log_decode((const unsigned char *)heap + hd.check_offset, n - hd.check_offset,
-                            hd.check_capacity, &log, NULL, 0) != 0)
+  if (!cldm_hdr_check_offset(hd) || cldm_hdr_check_offset(hd) > n ||
+      cldm_check_log_decode((const unsigned char *)heap + cldm_hdr_check_offset(hd), n - cldm_hdr_check_offset(hd),
+                            cldm_hdr_check_capacity(hd), &log, NULL, 0) != 0)
     return 0;
   return log.base;
 }
@@ -177,7 +175,7 @@ int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_
       hd.bitmaps_offset + (uint64_t)CLDM_SLOT_BITMAP_BYTES * hd.num_pages > hd.pages_offset)
     return -1;
   memset(out, 0, sizeof *out);
-  int checked = hd.check_offset != 0;
+  int checked = cldm_hdr_check_offset(hd) != 0;
   for (uint32_t p = 0; p < hd.num_pages; p++) {
     uint32_t d = cldm_check_u32(h + hd.descs_offset + 4ull * p);
     uint32_t kind = d >> CLDM_DESC_KIND_SHIFT;

@@ -165,8 +165,8 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   h.pages_offset = g->pages_offset;
   h.usable_bytes = g->usable_bytes;
   h.buffer_bytes = g->buffer_bytes;
-  h.check_offset = g->check_offset;
-  h.check_capacity = g->check_capacity;
+  cldm_hdr_check_offset(h) = g->check_offset;
+  cldm_hdr_check_capacity(h) = g->check_capacity;
   memcpy(dst, &h, sizeof h);
   if (n % 32u) { /* pool bits past the last page read as taken */
     uint32_t *pool = (uint32_t *)((unsigned char *)dst + g->pool_offset);

@@ -128,10 +128,10 @@ typedef struct cldm_heap_header {
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
   cldm_u64 buffer_bytes; /* 200 size of the whole buffer (header + metadata + pages) */
-  cldm_u32 check_offset;   /* 208 checked heaps: the check area (below), bytes from the heap
-                                    base; 0: the heap is not checked */
-  cldm_u32 check_capacity; /* 212 checked heaps: event-log entries of the check area */
-  cldm_u32 pad3[10];       /* 216 */
+  cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
+                                  base, 0 if the heap is not checked; [1]: its event-log
+                                  entries (CLDM_HDR_WORD_CHECK_*: the words are named there, not
+                                  as fields, so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
@@ -141,8 +141,10 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_INVALID_LO 48u
-#define CLDM_HDR_WORD_CHECK_OFFSET 52u
-#define CLDM_HDR_WORD_CHECK_CAPACITY 53u
+#define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
+#define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
+#define cldm_hdr_check_offset(hd) ((hd).pad3[0])
+#define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
 
 /* ---- checked mode (device/cl/cldm_check.clh; built with CLDM_CHECKED=1) ----------------- */
 /* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset
