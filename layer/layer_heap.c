@@ -43,9 +43,9 @@ typedef struct cldm_heap {
   int svm; /* memory kind: 1 SVM, 0 buffer */
   void *svm_ptr, *svm_pristine;
   cl_mem buf, pristine;
-  cl_command_queue queue;  /* internal queue: initialisation and detaching */
-  cldm_heap_geometry geom; /* buffer size, initial image (its prefix), statistics span */
-  cl_uint context_refs;    /* references the heap's objects (memory, queue) hold on the context */
+  cl_command_queue queue;   /* internal queue: initialisation and detaching */
+  cldm_heap_geometry geom;  /* buffer size, initial image (its prefix), statistics span */
+  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
   cldm_check_totals totals; /* checked mode and CLDM_OOM: counts at the last report */
 } cldm_heap;
 
@@ -228,8 +228,8 @@ static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
 
 /* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host
  * memory `host`, on `queue`: ordered after every command enqueued on it before. */
-static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset,
-                             size_t size, void *host, int write) {
+static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
+                             void *host, int write) {
   if (h->svm) {
     unsigned char *dev = (unsigned char *)h->svm_ptr + offset;
     return cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, write ? (void *)dev : host,

@@ -285,8 +285,7 @@ global void *CLDM_EXPORT(aligned_alloc)(global void *heap, size_t align, size_t 
   uint units = 0u;
   global void *p = 0;
   if (valid)
-    p = CLDM_ALLOC(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align,
-                   &units);
+    p = CLDM_ALLOC(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align, &units);
   cldm_account(&h, units, 0u, valid && !p, 0u);
   return p;
 }

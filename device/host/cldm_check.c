@@ -89,8 +89,8 @@ int cldm_check_format_event(char *buf, size_t n, const char *kernel, const cldm_
       snprintf(details, sizeof details, ", block of %" PRIu64 " bytes, size unknown",
                e->block_bytes);
     else
-      snprintf(details, sizeof details, ", block of %" PRIu64 " bytes, %" PRIu64
-               " bytes requested", e->block_bytes, e->size);
+      snprintf(details, sizeof details, ", block of %" PRIu64 " bytes, %" PRIu64 " bytes requested",
+               e->block_bytes, e->size);
   } else if (e->kind == CLDM_CHECK_ALLOC_FAILED) {
     if (e->size == CLDM_CHECK_SIZE_UNKNOWN)
       snprintf(details, sizeof details, ", size overflows size_t");
@@ -100,9 +100,9 @@ int cldm_check_format_event(char *buf, size_t n, const char *kernel, const cldm_
   if (e->kind == CLDM_CHECK_ALLOC_FAILED)
     return snprintf(buf, n, "cl_ext_device_malloc: kernel %s: %s%s", kernel ? kernel : "?",
                     cldm_check_kind_name(e->kind), details);
-  return snprintf(buf, n, "cl_ext_device_malloc: kernel %s: %s at 0x%" PRIx64 " (heap+0x%" PRIx64
-                  ")%s", kernel ? kernel : "?", cldm_check_kind_name(e->kind), e->address,
-                  e->offset, details);
+  return snprintf(
+      buf, n, "cl_ext_device_malloc: kernel %s: %s at 0x%" PRIx64 " (heap+0x%" PRIx64 ")%s",
+      kernel ? kernel : "?", cldm_check_kind_name(e->kind), e->address, e->offset, details);
 }
 
 /* Checks a live block of a checked heap at `off` (`bytes` long) in heap bytes `h`. */
@@ -155,8 +155,9 @@ uint64_t cldm_check_heap_base(const void *heap, size_t n) {
     return 0;
   memcpy(&hd, heap, sizeof hd);
   if (!cldm_hdr_check_offset(hd) || cldm_hdr_check_offset(hd) > n ||
-      cldm_check_log_decode((const unsigned char *)heap + cldm_hdr_check_offset(hd), n - cldm_hdr_check_offset(hd),
-                            cldm_hdr_check_capacity(hd), &log, NULL, 0) != 0)
+      cldm_check_log_decode((const unsigned char *)heap + cldm_hdr_check_offset(hd),
+                            n - cldm_hdr_check_offset(hd), cldm_hdr_check_capacity(hd), &log, NULL,
+                            0) != 0)
     return 0;
   return log.base;
 }

@@ -129,8 +129,7 @@ int cldm_heap_geometry_for_request_checked(uint64_t requested, uint64_t max_buff
 
 uint64_t cldm_heap_buffer_size(uint64_t requested) {
   cldm_heap_geometry g;
-  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), 0,
-                             &g);
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), 0, &g);
   return g.buffer_bytes;
 }
 

@@ -116,10 +116,10 @@ typedef struct cldm_heap_geometry {
   uint32_t num_pages;
   uint32_t num_shards; /* rows of current-page words (cldm_heap_shards) */
   uint32_t w_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
-  uint64_t pages_offset; /* first page */
-  size_t image_bytes;    /* initial image at offset 0: writing it creates or resets the heap */
-  size_t stats_span;     /* bytes at offset 0 that statistics are decoded from */
-  uint32_t check_offset; /* checked heaps: the check area (cldm_check_area_bytes long, inside
+  uint64_t pages_offset;   /* first page */
+  size_t image_bytes;      /* initial image at offset 0: writing it creates or resets the heap */
+  size_t stats_span;       /* bytes at offset 0 that statistics are decoded from */
+  uint32_t check_offset;   /* checked heaps: the check area (cldm_check_area_bytes long, inside
                             the image); 0 for other heaps */
   uint32_t check_capacity; /* checked heaps: event-log entries; 0 for other heaps */
 } cldm_heap_geometry;

@@ -165,8 +165,8 @@ typedef struct cldm_heap_header {
 #define CLDM_CHECK_ALLOC_FAILED 6u     /* an allocation returned NULL (heap full) */
 #define CLDM_CHECK_KINDS 8u            /* kinds 1..6 used, room for two more */
 #define CLDM_CHECK_AREA_HEADER_BYTES 128u
-#define CLDM_CHECK_WORD_NEXT 0u   /* word index in the check area */
-#define CLDM_CHECK_WORD_BASE 2u   /* (lo, hi) */
+#define CLDM_CHECK_WORD_NEXT 0u    /* word index in the check area */
+#define CLDM_CHECK_WORD_BASE 2u    /* (lo, hi) */
 #define CLDM_CHECK_WORD_COUNTS 16u /* + 2 * kind: (lo, hi) */
 #define CLDM_CHECK_ENTRY_BYTES 32u
 #define CLDM_CHECK_LOG_ENTRIES 256u /* entries of a checked heap's event log (8 KiB) */

@@ -29,8 +29,8 @@ static void test_checked_geometry(void **state) {
   assert_int_equal(cldm_check_area_bytes(&plain), 0);
   assert_int_equal(checked.usable_bytes, plain.usable_bytes);
   assert_int_equal(checked.check_capacity, CLDM_CHECK_LOG_ENTRIES);
-  assert_true(checked.check_offset >= checked.bitmaps_offset + CLDM_SLOT_BITMAP_BYTES *
-                                                                   (uint64_t)checked.num_pages);
+  assert_true(checked.check_offset >=
+              checked.bitmaps_offset + CLDM_SLOT_BITMAP_BYTES * (uint64_t)checked.num_pages);
   assert_int_equal(checked.check_offset % CLDM_META_ALIGN, 0);
   assert_int_equal(cldm_check_area_bytes(&checked),
                    CLDM_CHECK_AREA_HEADER_BYTES + CLDM_CHECK_ENTRY_BYTES * CLDM_CHECK_LOG_ENTRIES);

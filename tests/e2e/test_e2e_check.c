@@ -26,9 +26,7 @@ typedef struct check_run {
   char *err;     /* the layer's stderr during the launch */
 } check_run;
 
-static void check_open(void) {
-  e2e_open(&t);
-}
+static void check_open(void) { e2e_open(&t); }
 
 /* Runs kernel `name` of check.cl over `items` work-items with arg 1 = n (if n_arg). */
 static check_run run_check(const char *name, size_t items, int n_arg, cl_uint n) {
@@ -43,9 +41,9 @@ static check_run run_check(const char *name, size_t items, int n_arg, cl_uint n)
   e2e_stderr_begin(&cap);
   e2e_run(&t, k, items);
   r.err = e2e_stderr_end(&cap);
-  assert_int_equal(clEnqueueReadBuffer(t.queue, out, CL_TRUE, 0, sizeof(r.out0), &r.out0, 0, NULL,
-                                       NULL),
-                   CL_SUCCESS);
+  assert_int_equal(
+      clEnqueueReadBuffer(t.queue, out, CL_TRUE, 0, sizeof(r.out0), &r.out0, 0, NULL, NULL),
+      CL_SUCCESS);
   clReleaseMemObject(out);
   clReleaseKernel(k);
   clReleaseProgram(p);
@@ -76,7 +74,8 @@ typedef struct kind_case {
 } kind_case;
 
 static const kind_case kinds[] = {
-    {"double_free", "double free at", CL_DEVICE_HEAP_INFO_DOUBLE_FREES_EXT, 1, 0, 1, NULL, "double free"},
+    {"double_free", "double free at", CL_DEVICE_HEAP_INFO_DOUBLE_FREES_EXT, 1, 0, 1, NULL,
+     "double free"},
     {"interior_free", "interior-pointer free at", CL_DEVICE_HEAP_INFO_INTERIOR_FREES_EXT, 1, 0, 1,
      NULL, "interior-pointer free"},
     {"outside_free", "free outside the heap at", CL_DEVICE_HEAP_INFO_OUTSIDE_FREES_EXT, 1, 0, 0,
@@ -149,8 +148,7 @@ static void test_live_overflow_and_leaks(void **state) {
   char want[256];
   if (checked) {
     assert_int_equal(damaged, 1);
-    snprintf(want, sizeof want,
-             "cl_ext_device_malloc: inspection: overflow at 0x%llx (heap+0x",
+    snprintf(want, sizeof want, "cl_ext_device_malloc: inspection: overflow at 0x%llx (heap+0x",
              (unsigned long long)live.out0);
     assert_contains(err, want);
     assert_contains(err, ", block of 48 bytes, 20 bytes requested (live)");
