@@ -11,7 +11,7 @@
  * the dispatch table by layer_init.c) after its internal interface. Apart from the next
  * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
  * cycles, each only modules to its left:
- *   log, config, map, info < device, ptx < query, heap < heap_api, lifetime < program
+ *   log, config, map, info, check < device, ptx < query, heap < heap_api, lifetime < program
  *   < binary < clc < source < build < link < kernel, extfn < enqueue < init
  */
 #ifndef CLDM_LAYER_H
@@ -76,6 +76,15 @@ const char *cldm_config_ptx_backend(void);
 const char *cldm_config_clc_compiler(void);
 /* CLDM_CACHE_DIR, or NULL. */
 const char *cldm_config_cache_dir(void);
+/* 1 if CLDM_CHECK=1: checked mode (spec 2.4). */
+int cldm_config_check(void);
+/* CLDM_OOM (spec 2.5). */
+typedef enum cldm_oom_mode {
+  CLDM_OOM_NULL = 0, /* default: malloc returns NULL, nothing else */
+  CLDM_OOM_REPORT,   /* after the kernel: one line per kernel whose allocations failed */
+  CLDM_OOM_ABORT     /* the same line, then abort() */
+} cldm_oom_mode;
+cldm_oom_mode cldm_config_oom(void);
 /* The path of `file` in the directory of the layer's own shared object (malloc'd), or NULL. */
 char *cldm_config_beside_layer(const char *file);
 
@@ -117,6 +126,29 @@ cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void 
 cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
                               size_t *size_ret);
 cl_platform_id cldm_info_context_platform(cl_context context);
+
+/* ---- layer_check.c: reports of checked mode and CLDM_OOM (spec 2.4, 2.5) ----------------- */
+
+/* What the host remembers of a checked heap's counters between reports. */
+typedef struct cldm_check_totals {
+  uint64_t counts[8]; /* the heap's event counts (index CLDM_CHECK_*) at the last report */
+  uint64_t lost;      /* events counted but not logged, summed over the reports */
+  uint64_t failed;    /* the heap's failed allocations at the last report */
+} cldm_check_totals;
+
+/* Prints the events of check area `area` (`n` bytes, `capacity` entries) of a heap after
+ * `kernel` completed, one line each, and a summary line if there were any; updates *t. */
+void cldm_check_report_kernel(const char *kernel, const void *area, size_t n, uint32_t capacity,
+                              cldm_check_totals *t);
+/* CLDM_OOM=report|abort: prints that `failed` allocations of `kernel` returned NULL (nothing if
+ * 0 or CLDM_OOM is unset); abort() after it with CLDM_OOM=abort. */
+void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size);
+/* Inspects a whole heap (`n` bytes from its base; `base` its device address if known, else 0):
+ * prints a line per damaged live block and the leak line (live allocations, their bytes, the
+ * first addresses), labelled `when`. *damaged_out (if not NULL): damaged live blocks. 0, or -1
+ * (printed) if the header is damaged. */
+int cldm_check_report_heap(const char *when, const void *heap, size_t n, uint64_t base,
+                           uint64_t *damaged_out);
 
 /* ---- layer_device.c: per-device state --------------------------------------------------- */
 
@@ -212,6 +244,11 @@ cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *
  * `queue` after the commands enqueued before (spec 1.3). */
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
                       cl_device_heap_info_ext name, cl_ulong *value);
+/* Checked mode and CLDM_OOM, after a kernel named `kernel` that used the heap of (context,
+ * device) completed: reads the heap's counters (and check area) through `queue`, reports
+ * (layer_check.c; CLDM_OOM=abort may abort) and empties the event log. */
+cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
+                              const char *kernel);
 /* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4). */
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
                                cl_uint num_events, const cl_event *wait_list, cl_event *event);

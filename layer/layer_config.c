@@ -12,6 +12,9 @@
  *   CLDM_CACHE_DIR   directory of the layer's files kept across processes (PTX translations,
  *                    records of program binaries; default: records under $XDG_CACHE_HOME or
  *                    ~/.cache, PTX in memory only)
+ *   CLDM_CHECK       1 | 0: checked mode (spec 2.4; default 0)
+ *   CLDM_OOM         report | abort: what the layer does after a kernel whose allocations
+ *                    returned NULL (spec 2.5; default: nothing, NULL as always)
  * CLDM_LOG is read by layer_log.c. Companion libraries are looked up next to the layer's own
  * shared object (cldm_config_beside_layer).
  */
@@ -32,6 +35,8 @@ static int cldm_config_nvidia_on = 1;
 static const char *cldm_config_ptx;
 static const char *cldm_config_clc;
 static const char *cldm_config_cache;
+static int cldm_config_check_on;
+static cldm_oom_mode cldm_config_oom_mode = CLDM_OOM_NULL;
 
 /* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
 static size_t cldm_config_parse_size(const char *s) {
@@ -96,6 +101,18 @@ static void cldm_config_read(void) {
   const char *cd = getenv("CLDM_CACHE_DIR");
   if (cd && *cd)
     cldm_config_cache = cd;
+  const char *ck = getenv("CLDM_CHECK");
+  if (ck && !strcmp(ck, "1"))
+    cldm_config_check_on = 1;
+  else if (ck && *ck && strcmp(ck, "0"))
+    cldm_log(CLDM_LOG_ERROR, "CLDM_CHECK=%s is not 1 or 0; ignored", ck);
+  const char *om = getenv("CLDM_OOM");
+  if (om && !strcmp(om, "report"))
+    cldm_config_oom_mode = CLDM_OOM_REPORT;
+  else if (om && !strcmp(om, "abort"))
+    cldm_config_oom_mode = CLDM_OOM_ABORT;
+  else if (om && *om)
+    cldm_log(CLDM_LOG_ERROR, "CLDM_OOM=%s is not report or abort; ignored", om);
 }
 
 static void cldm_config_init(void) { pthread_once(&cldm_config_once, cldm_config_read); }
@@ -133,6 +150,16 @@ const char *cldm_config_clc_compiler(void) {
 const char *cldm_config_cache_dir(void) {
   cldm_config_init();
   return cldm_config_cache;
+}
+
+int cldm_config_check(void) {
+  cldm_config_init();
+  return cldm_config_check_on;
+}
+
+cldm_oom_mode cldm_config_oom(void) {
+  cldm_config_init();
+  return cldm_config_oom_mode;
 }
 
 char *cldm_config_beside_layer(const char *file) {

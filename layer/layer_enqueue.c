@@ -8,8 +8,47 @@
  *
  * Command buffers (cl_khr_command_buffer) are not intercepted: a recorded kernel keeps the
  * heap bound at its last enqueue (spec 4).
+ *
+ * Checked mode (CLDM_CHECK=1) and CLDM_OOM=report|abort (spec 2.4, 2.5) make such a launch
+ * synchronous: the layer waits for the kernel, then has the heap's events reported
+ * (cldm_heap_after_kernel). Watched launches are serialised by one lock, so each report holds
+ * the events of its kernel alone.
  */
+#include <stdlib.h>
+
 #include "cldm_layer.h"
+
+static pthread_mutex_t cldm_enqueue_watch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 if launches of kernels that take the heap are watched (checked mode or CLDM_OOM). */
+static int cldm_enqueue_watched(void) {
+  return cldm_config_check() || cldm_config_oom() != CLDM_OOM_NULL;
+}
+
+/* A watched launch, after its enqueue succeeded with event `ev`: waits for it and reports. */
+static cl_int cldm_enqueue_after(cl_command_queue queue, cl_kernel kernel, cl_event ev) {
+  cl_int err = cldm_next->clWaitForEvents(1, &ev);
+  if (err != CL_SUCCESS)
+    return CL_SUCCESS; /* the kernel failed: the application sees it through its event */
+  cl_context context;
+  cl_device_id device;
+  if (cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL) !=
+          CL_SUCCESS ||
+      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL) !=
+          CL_SUCCESS)
+    return CL_SUCCESS;
+  char *name = NULL;
+  size_t size = 0;
+  if (cldm_info_fetch(cldm_info_kernel_query, kernel, CL_KERNEL_FUNCTION_NAME, (void **)&name,
+                      &size) != CL_SUCCESS)
+    name = NULL;
+  err = cldm_heap_after_kernel(queue, context, device, name ? name : "?");
+  if (err != CL_SUCCESS)
+    cldm_log(CLDM_LOG_ERROR, "checked mode: cannot read the heap after kernel %s: error %d",
+             name ? name : "?", err);
+  free(name);
+  return CL_SUCCESS; /* the launch itself succeeded */
+}
 
 /* Binds the heap for `queue` to `rec`'s hidden argument; call with rec->lock held. */
 static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_kernel *rec) {
@@ -37,12 +76,22 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
   if (!rec)
     return cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
                                              local_size, num_events, wait_list, event);
+  int watched = cldm_enqueue_watched();
+  cl_event own = NULL, *ev = event ? event : watched ? &own : NULL;
   pthread_mutex_lock(&rec->lock);
+  if (watched)
+    pthread_mutex_lock(&cldm_enqueue_watch_lock);
   cl_int err = cldm_enqueue_bind(queue, kernel, rec);
   if (err == CL_SUCCESS)
     err = cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
-                                            local_size, num_events, wait_list, event);
+                                            local_size, num_events, wait_list, ev);
+  if (watched && err == CL_SUCCESS)
+    cldm_enqueue_after(queue, kernel, *ev);
+  if (watched)
+    pthread_mutex_unlock(&cldm_enqueue_watch_lock);
   pthread_mutex_unlock(&rec->lock);
+  if (own)
+    cldm_next->clReleaseEvent(own);
   return err;
 }
 
@@ -51,10 +100,20 @@ cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, 
   cldm_kernel *rec = cldm_kernel_find(kernel);
   if (!rec)
     return cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, event);
+  int watched = cldm_enqueue_watched();
+  cl_event own = NULL, *ev = event ? event : watched ? &own : NULL;
   pthread_mutex_lock(&rec->lock);
+  if (watched)
+    pthread_mutex_lock(&cldm_enqueue_watch_lock);
   cl_int err = cldm_enqueue_bind(queue, kernel, rec);
   if (err == CL_SUCCESS)
-    err = cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, event);
+    err = cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, ev);
+  if (watched && err == CL_SUCCESS)
+    cldm_enqueue_after(queue, kernel, *ev);
+  if (watched)
+    pthread_mutex_unlock(&cldm_enqueue_watch_lock);
   pthread_mutex_unlock(&rec->lock);
+  if (own)
+    cldm_next->clReleaseEvent(own);
   return err;
 }

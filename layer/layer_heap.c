@@ -21,11 +21,19 @@
  * and compares the context's reference count with the references the heaps hold. When they
  * are equal, nothing of the application's can reach the context any more: the heaps are
  * freed, and the driver destroys the context as usual.
+ *
+ * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
+ * modules' event log); after each kernel that used the heap (cldm_heap_after_kernel) the layer
+ * reads the check area, has layer_check.c print its events and empties the log; a heap freed
+ * at context release is first read whole and inspected for leaks and damaged blocks.
+ * CLDM_OOM (spec 2.5) reads the header's failed-allocation count after each such kernel.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cldm_device.h"
+#include "cldm_heap_layout.h"
 #include "cldm_layer.h"
 
 typedef struct cldm_heap {
@@ -35,9 +43,10 @@ typedef struct cldm_heap {
   int svm; /* memory kind: 1 SVM, 0 buffer */
   void *svm_ptr, *svm_pristine;
   cl_mem buf, pristine;
-  cl_command_queue queue;  /* internal queue: initialisation and detaching */
-  cldm_heap_geometry geom; /* buffer size, initial image (its prefix), statistics span */
-  cl_uint context_refs;    /* references the heap's objects (memory, queue) hold on the context */
+  cl_command_queue queue;   /* internal queue: initialisation and detaching */
+  cldm_heap_geometry geom;  /* buffer size, initial image (its prefix), statistics span */
+  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
+  cldm_check_totals totals; /* checked mode and CLDM_OOM: counts at the last report */
 } cldm_heap;
 
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -133,6 +142,8 @@ static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *us
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the usable size instead
  * (spec 1.2). 0, or -1 if that leaves less than the minimum heap. */
 static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
+  if (cldm_config_check()) /* checked mode: with the check area the checked modules use */
+    return cldm_heap_geometry_for_request_checked(st->heap_size, st->max_alloc, g);
   return cldm_heap_geometry_for_request(st->heap_size, st->max_alloc, g);
 }
 
@@ -215,6 +226,138 @@ static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
   return CL_SUCCESS;
 }
 
+/* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host
+ * memory `host`, on `queue`: ordered after every command enqueued on it before. */
+static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
+                             void *host, int write) {
+  if (h->svm) {
+    unsigned char *dev = (unsigned char *)h->svm_ptr + offset;
+    return cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, write ? (void *)dev : host,
+                                         write ? host : (void *)dev, size, 0, NULL, NULL);
+  }
+  if (write)
+    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL,
+                                           NULL);
+  return cldm_next->clEnqueueReadBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL, NULL);
+}
+
+/* Reads heap h whole and prints its inspection (checked mode), labelled `when`. */
+static cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,
+                                uint64_t *damaged) {
+  void *bytes = malloc(h->geom.buffer_bytes);
+  if (!bytes)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = cldm_heap_copy(h, queue, 0, h->geom.buffer_bytes, bytes, 0);
+  uint64_t base = h->svm ? (uint64_t)(uintptr_t)h->svm_ptr : 0;
+  if (err == CL_SUCCESS && !base) /* a buffer: the address the checked modules stored */
+    base = cldm_check_heap_base(bytes, h->geom.buffer_bytes);
+  if (err == CL_SUCCESS &&
+      cldm_check_report_heap(when, bytes, h->geom.buffer_bytes, base, damaged) != 0)
+    err = CL_OUT_OF_RESOURCES;
+  free(bytes);
+  return err;
+}
+
+cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
+                              const char *kernel) {
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  cldm_heap copy;
+  if (h)
+    copy = *h;
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (!h)
+    return CL_SUCCESS;
+  cldm_heap_header hdr;
+  cl_int err = cldm_heap_copy(&copy, queue, 0, sizeof hdr, &hdr, 0);
+  if (err != CL_SUCCESS)
+    return err;
+  if (hdr.magic != CLDM_HEAP_MAGIC || hdr.layout_version != CLDM_HEAP_LAYOUT_VERSION) {
+    fprintf(stderr, "cl_ext_device_malloc: kernel %s: the heap's header is damaged\n", kernel);
+    return CL_SUCCESS;
+  }
+  uint64_t failed = ((uint64_t)hdr.failed_hi << 32) | hdr.failed_lo;
+  cldm_check_totals totals = copy.totals;
+  /* a reset restarts the count at 0 */
+  uint64_t new_failed = failed >= totals.failed ? failed - totals.failed : failed;
+  totals.failed = failed;
+  size_t area_bytes = cldm_check_area_bytes(&copy.geom);
+  void *area = NULL;
+  if (area_bytes && cldm_hdr_check_offset(hdr) == copy.geom.check_offset) {
+    area = malloc(area_bytes);
+    if (!area)
+      return CL_OUT_OF_HOST_MEMORY;
+    err = cldm_heap_copy(&copy, queue, copy.geom.check_offset, area_bytes, area, 0);
+    if (err == CL_SUCCESS) {
+      cldm_check_report_kernel(kernel, area, area_bytes, copy.geom.check_capacity, &totals);
+      uint32_t claimed;
+      memcpy(&claimed, area, sizeof claimed);
+      if (claimed) { /* empty the log: the claim counter, then the entries written */
+        size_t used = (size_t)CLDM_CHECK_ENTRY_BYTES *
+                      (claimed < copy.geom.check_capacity ? claimed : copy.geom.check_capacity);
+        memset(area, 0, area_bytes);
+        err = cldm_heap_copy(&copy, queue, copy.geom.check_offset, 4, area, 1);
+        if (err == CL_SUCCESS)
+          err = cldm_heap_copy(&copy, queue, copy.geom.check_offset + CLDM_CHECK_AREA_HEADER_BYTES,
+                               used, area, 1);
+      }
+    }
+    free(area);
+  }
+  pthread_mutex_lock(&cldm_heaps_lock);
+  h = cldm_heap_find(context, device);
+  if (h)
+    h->totals = totals;
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  cldm_check_report_oom(kernel, new_failed, copy.geom.usable_bytes); /* may abort */
+  return err;
+}
+
+/* The checked-mode queries (spec 2.4) of heap h. */
+static cl_int cldm_heap_check_info(cl_command_queue queue, const cldm_heap *h,
+                                   cl_device_heap_info_ext name, cl_ulong *value) {
+  *value = 0;
+  if (name == CL_DEVICE_HEAP_INFO_CHECKED_EXT) {
+    *value = h->geom.check_offset != 0;
+    return cldm_next->clFinish(queue);
+  }
+  if (!h->geom.check_offset)
+    return cldm_next->clFinish(queue); /* not checked: no such events */
+  if (name == CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT)
+    return cldm_heap_inspect(h, queue, "inspection", value);
+  size_t area_bytes = cldm_check_area_bytes(&h->geom);
+  void *area = malloc(area_bytes);
+  if (!area)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = cldm_heap_copy(h, queue, h->geom.check_offset, area_bytes, area, 0);
+  cldm_check_log log;
+  if (err == CL_SUCCESS &&
+      cldm_check_log_decode(area, area_bytes, h->geom.check_capacity, &log, NULL, 0) == 0) {
+    switch (name) {
+    case CL_DEVICE_HEAP_INFO_DOUBLE_FREES_EXT:
+      *value = log.counts[CLDM_CHECK_FREE_DOUBLE];
+      break;
+    case CL_DEVICE_HEAP_INFO_INTERIOR_FREES_EXT:
+      *value = log.counts[CLDM_CHECK_FREE_INTERIOR];
+      break;
+    case CL_DEVICE_HEAP_INFO_OUTSIDE_FREES_EXT:
+      *value = log.counts[CLDM_CHECK_FREE_OUTSIDE];
+      break;
+    case CL_DEVICE_HEAP_INFO_UNALLOCATED_FREES_EXT:
+      *value = log.counts[CLDM_CHECK_FREE_UNALLOCATED];
+      break;
+    case CL_DEVICE_HEAP_INFO_OVERFLOWS_EXT:
+      *value = log.counts[CLDM_CHECK_OVERFLOW];
+      break;
+    default: /* CL_DEVICE_HEAP_INFO_LOST_EVENTS_EXT: counted, not logged, as reported */
+      *value = h->totals.lost;
+      break;
+    }
+  }
+  free(area);
+  return err;
+}
+
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
                       cl_device_heap_info_ext name, cl_ulong *value) {
   pthread_mutex_lock(&cldm_heaps_lock);
@@ -227,10 +370,12 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     cl_int err = cldm_next->clFinish(queue); /* "as of all commands enqueued before" */
     if (err != CL_SUCCESS)
       return err;
-    *value = 0;
+    *value = name == CL_DEVICE_HEAP_INFO_CHECKED_EXT ? (cl_ulong)cldm_config_check() : 0;
     return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value)
                                                 : CL_SUCCESS;
   }
+  if (name >= CL_DEVICE_HEAP_INFO_CHECKED_EXT)
+    return cldm_heap_check_info(queue, &copy, name, value);
   size_t span = copy.geom.stats_span;
   void *bytes = malloc(span);
   if (!bytes)
@@ -276,8 +421,10 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
   cldm_heap copy;
-  if (h)
+  if (h) {
+    memset(&h->totals, 0, sizeof h->totals); /* the counters restart at 0 */
     copy = *h;
+  }
   pthread_mutex_unlock(&cldm_heaps_lock);
   if (!h) /* nothing to reset; still an ordered command (spec 1.4) */
     return cldm_next->clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event);
@@ -325,6 +472,8 @@ static cl_uint cldm_heap_refs_held(cl_context context) {
 static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
   while (list) {
     cldm_heap *next = list->next;
+    if (free_memory && list->geom.check_offset) /* checked mode: the leak report */
+      cldm_heap_inspect(list, list->queue, "context release", NULL);
     if (free_memory)
       cldm_heap_free_memory(list);
     cldm_device_heap_released(list->device);

@@ -42,7 +42,7 @@ cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,
   if (err != CL_SUCCESS)
     return err;
   if (param_name < CL_DEVICE_HEAP_INFO_SIZE_EXT ||
-      param_name > CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT)
+      param_name > CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT)
     return CL_INVALID_VALUE;
   if (param_value && param_value_size < sizeof(cl_ulong))
     return CL_INVALID_VALUE;

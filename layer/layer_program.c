@@ -370,6 +370,10 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   if (route == CLDM_ROUTE_NONE)
     return create(context, il, length, errcode_ret);
 
+  if (cldm_config_check() && route == CLDM_ROUTE_SPIRV)
+    features |= CLDM_DEVICE_FEATURE_CHECKED; /* checked mode: the checked modules (spec 2.4) */
+  else if (cldm_config_check())
+    cldm_log(CLDM_LOG_WARN, "checked mode is not available on the PTX route; ignored");
   cldm_spirv_allocator alloc = {0};
   const cldm_device_module *m32 = cldm_device_module_select(32, features);
   const cldm_device_module *m64 = cldm_device_module_select(64, features);

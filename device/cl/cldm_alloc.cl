@@ -62,7 +62,9 @@
  * Variants (device/CMakeLists.txt): CLDM_ATOMICS_CL20=1 uses OpenCL C 2.0 atomics with explicit
  * order and device scope; CLDM_ATOMICS_CL20=0 OpenCL C 1.2 atomics (32-bit, and 64-bit for W
  * from cl_khr_int64_base_atomics); CLDM_NV=1 the same built for NVPTX by clang, combining the
- * calls of a warp.
+ * calls of a warp. CLDM_CHECKED=1 (the checked modules, spec 2.4) routes allocation and free
+ * through cldm_check.clh: guard bytes, freed marks and the event log; without it (default 0)
+ * none of that code is compiled.
  */
 #include "cldm_heap_layout.h"
 
@@ -187,20 +189,36 @@ static inline void cldm_copy(global void *dst, const global void *src, size_t by
     d[i] = s[i];
 }
 
+/* ---- checked mode: the hooks (cldm_check.clh) ------------------------------------------- */
+
+#ifndef CLDM_CHECKED
+#define CLDM_CHECKED 0
+#endif
+#if CLDM_CHECKED
+#include "cldm_check.clh"
+#define CLDM_ALLOC(h, size, align, units) cldm_check_alloc(h, size, align, units)
+#define CLDM_FREE(h, ptr) cldm_check_free(h, ptr)
+#define CLDM_ZERO(p, bytes) cldm_check_zero(p, bytes)
+#else
+#define CLDM_ALLOC(h, size, align, units) cldm_alloc_raw(h, size, align, units)
+#define CLDM_FREE(h, ptr) cldm_free_raw(h, ptr)
+#define CLDM_ZERO(p, bytes) cldm_zero(p, bytes)
+#endif
+
 /* ---- exported functions ----------------------------------------------------------------- */
 /* Each computes its result without touching the counters, then calls cldm_account once. */
 
 global void *CLDM_EXPORT(malloc)(global void *heap, size_t size) {
   cldm_heap h = cldm_heap_open(heap);
   uint units = 0u;
-  global void *p = size ? cldm_alloc_raw(&h, size, CLDM_GRANULE_BYTES, &units) : 0;
+  global void *p = size ? CLDM_ALLOC(&h, size, CLDM_GRANULE_BYTES, &units) : 0;
   cldm_account(&h, units, 0u, size != 0u && !p, 0u);
   return p;
 }
 
 void CLDM_EXPORT(free)(global void *heap, global void *ptr) {
   cldm_heap h = cldm_heap_open(heap);
-  uint units = ptr ? cldm_free_raw(&h, ptr) : 0u; /* free(NULL): nothing */
+  uint units = ptr ? CLDM_FREE(&h, ptr) : 0u; /* free(NULL): nothing */
   cldm_account(&h, 0u, units, 0u, ptr && !units);
 }
 
@@ -209,9 +227,13 @@ global void *CLDM_EXPORT(calloc)(global void *heap, size_t count, size_t size) {
   bool overflow = mul_hi(count, size) != 0u; /* count * size: no heap can hold it */
   size_t bytes = overflow ? 0u : count * size;
   uint units = 0u;
-  global void *p = bytes ? cldm_alloc_raw(&h, bytes, CLDM_GRANULE_BYTES, &units) : 0;
+  global void *p = bytes ? CLDM_ALLOC(&h, bytes, CLDM_GRANULE_BYTES, &units) : 0;
   if (p)
-    cldm_zero(p, bytes);
+    CLDM_ZERO(p, bytes);
+#if CLDM_CHECKED
+  if (overflow)
+    cldm_check_event(&h, CLDM_CHECK_ALLOC_FAILED, 0, CLDM_CHECK_SIZE_UNKNOWN, 0u);
+#endif
   cldm_account(&h, units, 0u, (overflow || bytes != 0u) && !p, 0u);
   return p;
 }
@@ -220,6 +242,9 @@ global void *CLDM_EXPORT(realloc)(global void *heap, global void *ptr, size_t si
   cldm_heap h = cldm_heap_open(heap);
   global void *q = 0;
   uint alloc_units = 0u, free_units = 0u, failed = 0u, invalid = 0u;
+#if CLDM_CHECKED
+  q = cldm_check_realloc(&h, ptr, size, &alloc_units, &free_units, &failed, &invalid);
+#else
   cldm_block b;
   if (!ptr) { /* realloc(NULL, size) is malloc(size) */
     if (size != 0u) {
@@ -246,6 +271,7 @@ global void *CLDM_EXPORT(realloc)(global void *heap, global void *ptr, size_t si
       invalid = !free_units; /* freed by someone else meanwhile */
     }
   }
+#endif
   cldm_account(&h, alloc_units, free_units, failed, invalid);
   return q;
 }
@@ -259,8 +285,7 @@ global void *CLDM_EXPORT(aligned_alloc)(global void *heap, size_t align, size_t 
   uint units = 0u;
   global void *p = 0;
   if (valid)
-    p = cldm_alloc_raw(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align,
-                       &units);
+    p = CLDM_ALLOC(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align, &units);
   cldm_account(&h, units, 0u, valid && !p, 0u);
   return p;
 }

@@ -24,8 +24,9 @@ _Static_assert(CLDM_HEADER_BYTES % 8 == 0, "W is u64-aligned");
 
 static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-/* Geometry of a heap of `num_pages` pages in the smallest buffer that holds it. */
-static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g) {
+/* Geometry of a heap of `num_pages` pages in the smallest buffer that holds it; with a check
+ * area (checked mode) if `checked`. */
+static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_heap_geometry *g) {
   uint64_t off = CLDM_HEADER_BYTES;
   g->num_pages = num_pages;
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
@@ -39,6 +40,13 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g
   off = cldm_heap_align_up(off + 4ull * g->pool_words, CLDM_META_ALIGN);
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
+  g->check_offset = g->check_capacity = 0;
+  if (checked) { /* the check area: counters and event log, cleared by the image */
+    off = cldm_heap_align_up(off, CLDM_META_ALIGN);
+    g->check_offset = (uint32_t)off;
+    g->check_capacity = CLDM_CHECK_LOG_ENTRIES;
+    off += CLDM_CHECK_AREA_HEADER_BYTES + (uint64_t)CLDM_CHECK_ENTRY_BYTES * g->check_capacity;
+  }
   g->image_bytes = (size_t)off; /* every bitmap starts clear: claiming a page costs no init */
   /* statistics need the header, the current-page words and the page descriptors (live
    * allocations are counted from the last two) */
@@ -48,7 +56,7 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, cldm_heap_geometry *g
 }
 
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
-static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes) {
+static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes, int checked) {
   cldm_heap_geometry l;
   /* metadata per page: descriptor + pool bit + slot bitmap + W share (< 40 bytes) < 560 */
   uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 560u);
@@ -57,13 +65,13 @@ static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes) {
   for (;;) { /* grow while the next size still fits (a few steps at most) */
     if (n >= CLDM_HEAP_MAX_PAGES)
       break;
-    cldm_heap_layout_for_pages((uint32_t)n + 1, &l);
+    cldm_heap_layout_for_pages((uint32_t)n + 1, checked, &l);
     if (l.buffer_bytes > buffer_bytes)
       break;
     n++;
   }
   while (n >= CLDM_HEAP_MIN_PAGES) {
-    cldm_heap_layout_for_pages((uint32_t)n, &l);
+    cldm_heap_layout_for_pages((uint32_t)n, checked, &l);
     if (l.buffer_bytes <= buffer_bytes)
       break;
     n--;
@@ -84,29 +92,44 @@ uint64_t cldm_heap_usable_size(uint64_t requested) {
   return n * CLDM_PAGE_BYTES;
 }
 
-int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g) {
-  uint32_t n = cldm_heap_pages_for_buffer(buffer_bytes);
+static int cldm_heap_geometry_buffer(uint64_t buffer_bytes, int checked, cldm_heap_geometry *g) {
+  uint32_t n = cldm_heap_pages_for_buffer(buffer_bytes, checked);
   memset(g, 0, sizeof *g);
   g->buffer_bytes = buffer_bytes;
   if (n == 0)
     return -1;
-  cldm_heap_layout_for_pages(n, g);
+  cldm_heap_layout_for_pages(n, checked, g);
   g->buffer_bytes = buffer_bytes; /* the pages may leave some of it unused */
   return 0;
 }
 
-int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
-                                   cldm_heap_geometry *g) {
-  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), g);
+int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g) {
+  return cldm_heap_geometry_buffer(buffer_bytes, 0, g);
+}
+
+static int cldm_heap_geometry_request(uint64_t requested, uint64_t max_buffer_bytes, int checked,
+                                      cldm_heap_geometry *g) {
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES),
+                             checked, g);
   uint64_t buffer_bytes = g->buffer_bytes;
   if (max_buffer_bytes && buffer_bytes > max_buffer_bytes)
     buffer_bytes = max_buffer_bytes; /* the metadata comes out of the usable size */
-  return cldm_heap_geometry_for_buffer(buffer_bytes, g);
+  return cldm_heap_geometry_buffer(buffer_bytes, checked, g);
+}
+
+int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
+                                   cldm_heap_geometry *g) {
+  return cldm_heap_geometry_request(requested, max_buffer_bytes, 0, g);
+}
+
+int cldm_heap_geometry_for_request_checked(uint64_t requested, uint64_t max_buffer_bytes,
+                                           cldm_heap_geometry *g) {
+  return cldm_heap_geometry_request(requested, max_buffer_bytes, 1, g);
 }
 
 uint64_t cldm_heap_buffer_size(uint64_t requested) {
   cldm_heap_geometry g;
-  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), &g);
+  cldm_heap_layout_for_pages((uint32_t)(cldm_heap_usable_size(requested) / CLDM_PAGE_BYTES), 0, &g);
   return g.buffer_bytes;
 }
 
@@ -141,6 +164,8 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   h.pages_offset = g->pages_offset;
   h.usable_bytes = g->usable_bytes;
   h.buffer_bytes = g->buffer_bytes;
+  cldm_hdr_check_offset(h) = g->check_offset;
+  cldm_hdr_check_capacity(h) = g->check_capacity;
   memcpy(dst, &h, sizeof h);
   if (n % 32u) { /* pool bits past the last page read as taken */
     uint32_t *pool = (uint32_t *)((unsigned char *)dst + g->pool_offset);

@@ -31,6 +31,10 @@
  *   cl12     INT64_ATOMICS: OpenCL C 1.2 atomics as llvm-spirv-15 emits them (Workgroup scope,
  *            no memory semantics, ordering by OpMemoryBarrier);
  *   cl20     CL20_ATOMICS | INT64_ATOMICS: explicit acquire/release/relaxed at Device scope;
+ *   cl12checked, cl20checked
+ *            CHECKED | the features of cl12 / cl20: the same allocator in checked mode (guard
+ *            bytes, freed marks, an event log in the heap's check area; spec 2.4), for heaps
+ *            made with a check area (cldm_heap_geometry_for_request_checked);
  *   nv       TARGET_PTX | INT64_ATOMICS (spir64 only): cldm_* forward to cldm_target_*, the
  *            allocator built for NVPTX (cldm_alloc.nvptx.bc, linked by the PTX backend), which
  *            combines the calls of a warp; for the PTX route on compute capability >= 8.0.
@@ -55,6 +59,9 @@ enum {
   /* Not a device feature but a route: the module is translated by the layer's PTX backend,
    * which links the NVPTX allocator (compute capability 8.0 or newer). */
   CLDM_DEVICE_FEATURE_TARGET_PTX = 1u << 4,
+  /* Not a device feature but a mode: the checked allocator (spec 2.4), offered by the layer
+   * only when checked mode is on. */
+  CLDM_DEVICE_FEATURE_CHECKED = 1u << 5,
 };
 
 typedef struct cldm_device_module {
@@ -109,9 +116,12 @@ typedef struct cldm_heap_geometry {
   uint32_t num_pages;
   uint32_t num_shards; /* rows of current-page words (cldm_heap_shards) */
   uint32_t w_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
-  uint64_t pages_offset; /* first page */
-  size_t image_bytes;    /* initial image at offset 0: writing it creates or resets the heap */
-  size_t stats_span;     /* bytes at offset 0 that statistics are decoded from */
+  uint64_t pages_offset;   /* first page */
+  size_t image_bytes;      /* initial image at offset 0: writing it creates or resets the heap */
+  size_t stats_span;       /* bytes at offset 0 that statistics are decoded from */
+  uint32_t check_offset;   /* checked heaps: the check area (cldm_check_area_bytes long, inside
+                            the image); 0 for other heaps */
+  uint32_t check_capacity; /* checked heaps: event-log entries; 0 for other heaps */
 } cldm_heap_geometry;
 
 /* The geometry of the largest heap a buffer of `buffer_bytes` holds. Returns 0, or -1 if the
@@ -124,6 +134,12 @@ int cldm_heap_geometry_for_buffer(uint64_t buffer_bytes, cldm_heap_geometry *g);
  * size. Returns 0, or -1 as cldm_heap_geometry_for_buffer. */
 int cldm_heap_geometry_for_request(uint64_t requested, uint64_t max_buffer_bytes,
                                    cldm_heap_geometry *g);
+
+/* As cldm_heap_geometry_for_request, for a checked heap (spec 2.4): the image ends with a check
+ * area of CLDM_CHECK_LOG_ENTRIES event-log entries (cldm_heap_layout.h), which the checked
+ * modules need. */
+int cldm_heap_geometry_for_request_checked(uint64_t requested, uint64_t max_buffer_bytes,
+                                           cldm_heap_geometry *g);
 
 /* Writes the image of a heap of geometry `g` into dst (dst_size >= g->image_bytes). Returns 0,
  * or -1 if g is not a valid heap's geometry or dst is NULL or too small. */
@@ -149,6 +165,73 @@ size_t cldm_heap_stats_span(uint64_t buffer_bytes);
  * completed: counts read while kernels run are approximate, spec 1.3). Returns 0, or -1 if the
  * bytes are not a heap of this layout version (bad magic/version) or span is too small. */
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out);
+
+/* ---- checked mode (spec 2.4): decoding the check area and inspecting a heap ---------------- */
+
+/* Bytes of the check area of a heap of geometry `g` (0 if it has none). */
+size_t cldm_check_area_bytes(const cldm_heap_geometry *g);
+
+/* An event of the log, as decoded. */
+typedef struct cldm_check_event {
+  uint32_t kind;        /* CLDM_CHECK_* (cldm_heap_layout.h) */
+  uint64_t address;     /* device address of the pointer or block; 0 for failed allocations */
+  uint64_t offset;      /* address - heap base (wraps below the base) */
+  uint64_t size;        /* requested size (overflow, failed allocation) or CLDM_CHECK_SIZE_UNKNOWN;
+                           0 for frees */
+  uint64_t block_bytes; /* overflow: bytes of the block; else 0 */
+} cldm_check_event;
+
+/* What the check area says. */
+typedef struct cldm_check_log {
+  uint64_t counts[8]; /* events per kind (index CLDM_CHECK_*), since creation or reset */
+  uint64_t total;     /* sum of counts */
+  uint32_t claimed;   /* entries claimed (may exceed the capacity: those were not written) */
+  uint32_t logged;    /* complete entries decoded (at most the capacity) */
+  uint64_t base;      /* the heap's device address, 0 if no checked allocation stored it yet */
+} cldm_check_log;
+
+/* Decodes the check area (`n` bytes read at the heap's check_offset, `capacity` entries) into
+ * *log and the first `max` complete entries into events[] (may be NULL with max 0). Returns 0,
+ * or -1 if n is too small for the capacity or an argument is NULL. */
+int cldm_check_log_decode(const void *area, size_t n, uint32_t capacity, cldm_check_log *log,
+                          cldm_check_event *events, size_t max);
+
+/* "double free", "interior-pointer free", "free outside the heap", "free of unallocated
+ * memory", "overflow", "allocation failed"; "unknown" for anything else. */
+const char *cldm_check_kind_name(uint32_t kind);
+
+/* Formats one report line (spec 2.4, no newline) into buf (snprintf semantics):
+ *   cl_ext_device_malloc: kernel <name>: <kind name> at <address> (heap+<offset>)[ details]
+ * details: overflow ", block of <block_bytes> bytes, <size> bytes requested" (", size unknown"
+ * if the trailer was overwritten); failed allocation ", <size> bytes requested". */
+int cldm_check_format_event(char *buf, size_t n, const char *kernel, const cldm_check_event *e);
+
+/* The heap's device address as its check area holds it (`n` bytes read from the heap's base);
+ * 0 if unknown (not a checked heap, or no checked allocation yet). */
+uint64_t cldm_check_heap_base(const void *heap, size_t n);
+
+/* A live allocation found by an inspection. */
+typedef struct cldm_check_block {
+  uint64_t offset; /* from the heap base */
+  uint64_t bytes;  /* bytes of the block */
+  uint64_t size;   /* requested size (checked heaps; bytes - CLDM_CHECK_EXTRA_BYTES if the
+                      trailer is damaged); for heaps that are not checked the block size */
+  int damaged;     /* checked heaps: guard bytes or trailer overwritten */
+} cldm_check_block;
+
+/* Result of an inspection of a whole heap (after the kernels that use it completed). */
+typedef struct cldm_check_scan {
+  uint64_t live;       /* live allocations */
+  uint64_t live_bytes; /* bytes they hold (requested sizes on checked heaps) */
+  uint64_t damaged;    /* of them, blocks whose guard bytes or trailer were overwritten */
+} cldm_check_scan;
+
+/* Inspects `n` bytes read from a heap's base (the whole buffer): every live allocation, in
+ * address order; the first `max_blocks` are stored into blocks[] (NULL with 0), and, on a
+ * checked heap, the first `max_damaged` damaged ones into damaged[] (NULL with 0). Returns 0,
+ * or -1 if the bytes are not a heap of this layout or n does not cover its pages. */
+int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_check_block *blocks,
+                         size_t max_blocks, cldm_check_block *damaged, size_t max_damaged);
 
 #ifdef __cplusplus
 }

@@ -128,7 +128,10 @@ typedef struct cldm_heap_header {
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
   cldm_u64 buffer_bytes; /* 200 size of the whole buffer (header + metadata + pages) */
-  cldm_u32 pad3[12];     /* 208 */
+  cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
+                                  base, 0 if the heap is not checked; [1]: its event-log
+                                  entries (CLDM_HDR_WORD_CHECK_*: the words are named there, not
+                                  as fields, so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
@@ -138,6 +141,68 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_INVALID_LO 48u
+#define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
+#define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
+#define cldm_hdr_check_offset(hd) ((hd).pad3[0])
+#define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
+
+/* ---- checked mode (device/cl/cldm_check.clh; built with CLDM_CHECKED=1) ----------------- */
+/* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset
+ * clear it), 64-byte aligned:
+ *   line 0   u32 next: event-log entries claimed (fetch-and-add; claims past the capacity are
+ *            not written: the event is only counted); u32 base (lo, hi): the heap's device
+ *            address, stored by the first checked allocations (the host names addresses of
+ *            buffer heaps with it); the other words are zero
+ *   line 1   u32[CLDM_CHECK_KINDS][2] events per kind, 64-bit as (lo, hi), since creation or
+ *            reset (kind 0 unused)
+ *   entries  cldm_check_entry[check_capacity], 32 bytes each
+ * An entry's kind is written last, with release order: 0 means not (yet) written. */
+#define CLDM_CHECK_FREE_DOUBLE 1u      /* free of a block already freed (its freed mark) */
+#define CLDM_CHECK_FREE_INTERIOR 2u    /* free of a pointer inside an allocation, not its start */
+#define CLDM_CHECK_FREE_OUTSIDE 3u     /* free of a pointer outside the heap's pages */
+#define CLDM_CHECK_FREE_UNALLOCATED 4u /* free of a block start that was never allocated */
+#define CLDM_CHECK_OVERFLOW 5u         /* guard bytes after an allocation were overwritten */
+#define CLDM_CHECK_ALLOC_FAILED 6u     /* an allocation returned NULL (heap full) */
+#define CLDM_CHECK_KINDS 8u            /* kinds 1..6 used, room for two more */
+#define CLDM_CHECK_AREA_HEADER_BYTES 128u
+#define CLDM_CHECK_WORD_NEXT 0u    /* word index in the check area */
+#define CLDM_CHECK_WORD_BASE 2u    /* (lo, hi) */
+#define CLDM_CHECK_WORD_COUNTS 16u /* + 2 * kind: (lo, hi) */
+#define CLDM_CHECK_ENTRY_BYTES 32u
+#define CLDM_CHECK_LOG_ENTRIES 256u /* entries of a checked heap's event log (8 KiB) */
+
+typedef struct cldm_check_entry {
+  cldm_u32 kind;        /*  0 CLDM_CHECK_*, written last; 0: no event */
+  cldm_u32 block_bytes; /*  4 overflow: bytes of the block (0xFFFFFFFF: 4 GiB or more); else 0 */
+  cldm_u64 address;     /*  8 the pointer freed, or the block overflowed (device address);
+                                 allocation failure: 0 */
+  cldm_u64 offset;      /* 16 address - heap base (wraps below the base) */
+  cldm_u64 size;        /* 24 overflow: requested size (CLDM_CHECK_SIZE_UNKNOWN if the trailer
+                                 was overwritten too); allocation failure: requested size;
+                                 frees: 0 */
+} cldm_check_entry;
+#define CLDM_CHECK_SIZE_UNKNOWN 0xFFFFFFFFFFFFFFFFul
+
+/* A checked allocation of `size` bytes takes a block of at least size + CLDM_CHECK_EXTRA_BYTES:
+ *   | user bytes (size) | guard: CLDM_CHECK_GUARD_BYTE ... | trailer (8 bytes) |   block end
+ * The guard runs from size to the trailer, at least CLDM_CHECK_GUARD_MIN_BYTES, and is written
+ * and checked up to CLDM_CHECK_GUARD_MAX_BYTES (large blocks: the rest is not checked). The
+ * trailer is u32 tail = block bytes - size, u32 seal = CLDM_CHECK_TRAILER_MAGIC ^ tail ^
+ * (block offset from the heap base / 16). A freed block's first 8 bytes become u32
+ * CLDM_CHECK_FREED_MAGIC, u32 (block offset / 16): the freed mark that tells a double free from
+ * a free of a never-allocated block. */
+#define CLDM_CHECK_TRAILER_BYTES 8u
+#define CLDM_CHECK_GUARD_MIN_BYTES 8u
+#define CLDM_CHECK_EXTRA_BYTES (CLDM_CHECK_TRAILER_BYTES + CLDM_CHECK_GUARD_MIN_BYTES)
+#define CLDM_CHECK_GUARD_MAX_BYTES 256u
+#define CLDM_CHECK_GUARD_BYTE 0xCBu
+#define CLDM_CHECK_TRAILER_MAGIC 0x4B434843u /* "CHCK" */
+#define CLDM_CHECK_FREED_MAGIC 0x45455246u   /* "FREE" */
+
+/* The trailer's seal for a block at `block_offset` bytes from the heap base. */
+static inline cldm_u32 cldm_check_seal(cldm_u32 tail, cldm_u64 block_offset) {
+  return CLDM_CHECK_TRAILER_MAGIC ^ tail ^ (cldm_u32)(block_offset >> 4);
+}
 
 /* ---- size-class arithmetic (identical on host and device) -------------------------------- */
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """cldm_spv_blocks.py — puts the blocks of every function of a SPIR-V module in reverse
-post-order and drops OpLoopMerge / OpSelectionMerge.
+post-order, drops OpLoopMerge / OpSelectionMerge, and moves the entry block's OpVariable
+instructions to its start.
 
 Why: clang-15 -O1 and above with llvm-spirv-15 can lay out a block before a block that
 dominates it, against SPIR-V spec 2.16.1's rule that blocks appear before all blocks they
@@ -9,6 +10,10 @@ merges that spirv-val rejects ("already a merge block for another header"). Both
 problems only: in a Kernel module structured-control-flow merges are optional hints, and any order in which each
 block follows its dominators is valid. Reverse post-order of the control-flow graph is such an
 order. Blocks unreachable from the entry keep their relative order at the end.
+llvm-spirv-15 also keeps an instruction the optimiser hoisted above an alloca before the
+variable (spirv-val: "All OpVariable instructions in a function must be the first instructions
+in the first block"); Function variables of SPIR-V 1.0 have constant initialisers at most, so
+moving them first changes nothing else. A module without either problem comes out unchanged.
 
 usage: cldm_spv_blocks.py IN.spv OUT.spv
 """
@@ -17,6 +22,7 @@ import sys
 
 OP_FUNCTION, OP_FUNCTION_END, OP_LABEL = 54, 56, 248
 OP_LOOP_MERGE, OP_SELECTION_MERGE = 246, 247
+OP_VARIABLE = 59
 OP_BRANCH, OP_BRANCH_CONDITIONAL, OP_SWITCH = 249, 250, 251
 TERMINATORS = {249, 250, 251, 252, 253, 254, 255, 4416}
 
@@ -101,6 +107,9 @@ def reorder_function(body):
             stack.append((nxt, iter(successors(by_label[nxt][-1], by_label))))
     order = [by_label[l] for l in reversed(post)]
     order += [b for b in blocks if b[0][1] not in seen]
+    entry = order[0]
+    variables = [i for i in entry[1:] if (i[0] & 0xFFFF) == OP_VARIABLE]
+    order[0] = [entry[0]] + variables + [i for i in entry[1:] if (i[0] & 0xFFFF) != OP_VARIABLE]
     out = list(head)
     for b in order:
         out.extend(b)

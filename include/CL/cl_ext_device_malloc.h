@@ -41,6 +41,17 @@ typedef cl_uint cl_device_heap_info_ext;
 #define CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT 0x10DA4
 #define CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT 0x10DA5
 #define CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT 0x10DA6
+/* checked mode (section "Checked mode"); 0 for heaps that are not checked */
+#define CL_DEVICE_HEAP_INFO_CHECKED_EXT 0x10DA7 /* 1 if the heap is checked */
+#define CL_DEVICE_HEAP_INFO_DOUBLE_FREES_EXT 0x10DA8
+#define CL_DEVICE_HEAP_INFO_INTERIOR_FREES_EXT 0x10DA9
+#define CL_DEVICE_HEAP_INFO_OUTSIDE_FREES_EXT 0x10DAA
+#define CL_DEVICE_HEAP_INFO_UNALLOCATED_FREES_EXT 0x10DAB
+#define CL_DEVICE_HEAP_INFO_OVERFLOWS_EXT 0x10DAC   /* found at free */
+#define CL_DEVICE_HEAP_INFO_LOST_EVENTS_EXT 0x10DAD /* counted, not logged (log full) */
+#define CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT                                                     \
+  0x10DAE /* inspects the heap: live blocks
+                                                             with overwritten guard bytes */
 
 /* Default and minimum heap size in bytes (section "Heap size"). */
 #define CL_DEVICE_HEAP_SIZE_DEFAULT_EXT ((size_t)8 << 20)
