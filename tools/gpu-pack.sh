@@ -19,6 +19,8 @@
 #                   and the demo, under ocl-icd and the Khronos loader, with the layer
 #   tests.list      those tests, as ctest lists them; data/ their SPIR-V
 #   run-bench.sh    tools/gpu-bench.sh: cldm_bench_alloc and the benchmark suite (with CUDA)
+#   run-all.sh      tools/gpu-all.sh: both of the above in one session, in time limits, into
+#                   one results.tgz
 #   bench-tree/     the benchmark suite for `bench-tree/bench/run.sh --prebuilt bench-tree/build`
 #                   (bench/README.md), the CUDA program included where nvcc built it
 #   run.sh          run.sh [--layer] COMMAND [ARGS...]: runs COMMAND with the pack's libraries
@@ -111,7 +113,8 @@ cp "$libclc" "$top/share/clc/"
 python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
 cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
 cp "$root/tools/gpu-bench.sh" "$top/run-bench.sh"
-chmod +x "$top/run-tests.sh" "$top/run-bench.sh"
+cp "$root/tools/gpu-all.sh" "$top/run-all.sh"
+chmod +x "$top/run-tests.sh" "$top/run-bench.sh" "$top/run-all.sh"
 (cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
   ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv \
     tests/device/alloc_test.cldm_alloc.nv.spir64.spv) | while read -r f; do
