@@ -370,10 +370,11 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
   if (route == CLDM_ROUTE_NONE)
     return create(context, il, length, errcode_ret);
 
-  if (cldm_config_check() && route == CLDM_ROUTE_SPIRV)
-    features |= CLDM_DEVICE_FEATURE_CHECKED; /* checked mode: the checked modules (spec 2.4) */
-  else if (cldm_config_check())
-    cldm_log(CLDM_LOG_WARN, "checked mode is not available on the PTX route; ignored");
+  /* checked mode: the checked modules (spec 2.4). The NVPTX allocator has no checked build:
+   * on the PTX route checked mode takes cl12checked, which the route translates like any
+   * module (slower: one work-item at a time, as on GPUs older than compute capability 8.0) */
+  if (cldm_config_check())
+    features = (features | CLDM_DEVICE_FEATURE_CHECKED) & ~CLDM_DEVICE_FEATURE_TARGET_PTX;
   cldm_spirv_allocator alloc = {0};
   const cldm_device_module *m32 = cldm_device_module_select(32, features);
   const cldm_device_module *m64 = cldm_device_module_select(64, features);

@@ -15,8 +15,9 @@
  * argument hidden again, while a PTX binary the layer did not make is left alone; a source
  * that names malloc but does not allocate reaches the driver untouched; compile errors give
  * clang's diagnostics as the build log; separately compiled sources link into one PTX program.
- * With argument "off" (run with CLDM_NVIDIA=off) the device is left as the driver reports it.
- * Arguments: [off] DIR — DIR holds alloc_basic.spv, noalloc.spv, link_lib.spv,
+ * With argument "off" (run with CLDM_NVIDIA=off) the device is left as the driver reports it;
+ * with "checked" (run with CLDM_CHECK=1) allocating modules get the checked allocator (spec 2.4).
+ * Arguments: [off|checked] DIR — DIR holds alloc_basic.spv, noalloc.spv, link_lib.spv,
  * link_main_plain.spv (tests/e2e), image.spv and target.spv (tests/ptx).
  */
 #include <setjmp.h>
@@ -29,6 +30,7 @@
 #include "cldm_test_util.h"
 #include "cldm_cl_device.h"
 #include "cldm_file.h"
+#include "cldm_heap_layout.h"
 #include "stub_icd.h"
 
 static const char *e2e_dir, *ptx_dir;
@@ -433,6 +435,32 @@ static void test_source_compile_and_link(void **state) {
   clReleaseProgram(l);
 }
 
+/* ---- CLDM_CHECK=1 ------------------------------------------------------------------------- */
+
+/* Checked mode on the PTX route: the checked cl12 allocator, translated like any module, not
+ * the NVPTX allocator (which has no checked build). */
+static void test_checked_allocator(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "alloc_basic.spv", &il, &size);
+  char *ptx = program_binary(p);
+  if (getenv("CLDM_TEST_PRINT_PTX"))
+    fputs(ptx, stdout);
+  assert_non_null(strstr(ptx, ".entry "));
+  assert_non_null(strstr(ptx, " fill:2"));
+  assert_null(strstr(ptx, ".extern"));
+  assert_non_null(strstr(ptx, "membar.gl"));
+  assert_null(strstr(ptx, "match.any.sync")); /* not the NVPTX allocator */
+  /* the trailer's seal, CLDM_CHECK_TRAILER_MAGIC, is written by every checked malloc */
+  char magic[16];
+  snprintf(magic, sizeof magic, "%u", (unsigned)CLDM_CHECK_TRAILER_MAGIC);
+  assert_non_null(strstr(ptx, magic));
+  assert_int_equal(clBuildProgram(p, 1, &dev, NULL, NULL, NULL), CL_SUCCESS);
+  free(ptx);
+  free(il);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+}
+
 /* ---- CLDM_NVIDIA=off ---------------------------------------------------------------------- */
 
 static void test_route_off(void **state) {
@@ -467,12 +495,18 @@ static int teardown(void **state) {
 
 int main(int argc, char **argv) {
   int off = argc > 1 && !strcmp(argv[1], "off");
-  if (argc < 3 + off) {
-    fprintf(stderr, "usage: test_layer_ptx [off] E2E_KERNEL_DIR PTX_KERNEL_DIR\n");
+  int checked = argc > 1 && !strcmp(argv[1], "checked");
+  if (argc < 3 + off + checked) {
+    fprintf(stderr, "usage: test_layer_ptx [off|checked] E2E_KERNEL_DIR PTX_KERNEL_DIR\n");
     return 2;
   }
-  e2e_dir = argv[1 + off];
-  ptx_dir = argv[2 + off];
+  e2e_dir = argv[1 + off + checked];
+  ptx_dir = argv[2 + off + checked];
+  if (checked) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_loader),
+                                       cmocka_unit_test(test_checked_allocator)};
+    return cmocka_run_group_tests_name("ptx route, checked mode", tests, setup, teardown);
+  }
   if (off) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_loader),
                                        cmocka_unit_test(test_route_off)};
