@@ -101,9 +101,9 @@ static inline bool cldm_pages_aligned(const cldm_heap *h, uint align) {
 
 /* The class serving `size` > 0 bytes aligned to `align` (power of two, 16 <= align <= page
  * size), or CLDM_CLASS_LARGE. A class serves an alignment if its size is a multiple of it and
- * the pages are aligned to it (`pages_aligned`; every slot then is): the smallest such class holding `size`,
- * which is the size rounded up to the class steps and to a multiple of `align` (spec 2.1).
- * Alignments above the largest class (the page size) take whole pages. */
+ * the pages are aligned to it (`pages_aligned`; every slot then is): the smallest such class
+ * holding `size`, which is the size rounded up to the class steps and to a multiple of `align`
+ * (spec 2.1). Alignments above the largest class (the page size) take whole pages. */
 static inline uint cldm_class_for(size_t size, uint align, bool pages_aligned) {
   if (!pages_aligned || size > CLDM_MAX_CLASS_BYTES || align > CLDM_MAX_CLASS_BYTES)
     return CLDM_CLASS_LARGE;

@@ -92,13 +92,13 @@ typedef uint64_t cldm_u64;
  * pages_offset, so that every page is aligned to its size in absolute address and every slot of
  * a class whose size is a multiple of a power of two a <= CLDM_MAX_CLASS_BYTES is a-aligned
  * (aligned_alloc, spec 2.1). Where that is depends on the buffer's device address, which the
- * host may not know (a cl_mem buffer's), so the device computes it at each call (cldm_heap_pages_pad
- * on the address's low bits) and the buffer holds CLDM_PAGES_SLACK_BYTES for it: the most that
- * the pad can be for a base aligned to CLDM_BASE_ALIGN_MIN bytes, which OpenCL guarantees
- * (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least the size of the largest built-in type, int16 or
- * long16, and so is clSVMAlloc's default alignment). The pad never exceeds the slack: a base
- * less aligned than that gets pages aligned only as far as its own alignment allows, and the
- * allocator then serves larger alignments with padding inside whole pages. */
+ * host may not know (a cl_mem buffer's), so the device computes it at each call
+ * (cldm_heap_pages_pad on the address's low bits) and the buffer holds CLDM_PAGES_SLACK_BYTES
+ * for it: the most that the pad can be for a base aligned to CLDM_BASE_ALIGN_MIN bytes, which
+ * OpenCL guarantees (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least the size of the largest built-in
+ * type, int16 or long16, and so is clSVMAlloc's default alignment). The pad never exceeds the
+ * slack: a base less aligned than that gets pages aligned only as far as its own alignment
+ * allows, and the allocator then serves larger alignments with padding inside whole pages. */
 #define CLDM_BASE_ALIGN_MIN 64u /* bytes: the least heap base alignment the layout assumes */
 #define CLDM_PAGES_SLACK_BYTES (CLDM_PAGE_BYTES - CLDM_BASE_ALIGN_MIN)
 
