@@ -49,6 +49,15 @@ typedef struct cldm_heap {
   cldm_check_totals totals; /* checked mode and CLDM_OOM: counts at the last report */
 } cldm_heap;
 
+/* Locks. cldm_heaps_lock guards the list and is never held across a call into the driver:
+ * drivers call back into the layer while holding locks of their own that their other entry
+ * points take too (pocl 6.0 runs context destructor callbacks, cldm_heap_context_destroyed,
+ * under its global context lock, which any release of an event or memory object may take), so
+ * a driver call under it could deadlock against such a callback. cldm_heaps_driver_lock
+ * serialises what calls the driver while the list must stay as it saw it: creating a heap
+ * (one per (context, device)) and reaping; callbacks never take it. Order: driver lock, then
+ * the driver's locks or the list lock. */
+static pthread_mutex_t cldm_heaps_driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static cldm_heap *cldm_heaps;
 static int cldm_heaps_alive; /* read without the lock on release fast paths */
@@ -147,7 +156,8 @@ static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry
   return cldm_heap_geometry_for_request(st->heap_size, st->max_alloc, g);
 }
 
-/* Creates the heap of (context, device); caller holds cldm_heaps_lock. */
+/* Creates the heap of (context, device) and links it; caller holds cldm_heaps_driver_lock (not
+ * the list lock). */
 static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_heap **out) {
   cldm_heap *h = calloc(1, sizeof(*h));
   if (!h)
@@ -182,10 +192,12 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
    * context dies (its memory went with it). */
   if (CLDM_NEXT_HAS(clSetContextDestructorCallback))
     cldm_next->clSetContextDestructorCallback(context, cldm_heap_context_destroyed, NULL);
+  cldm_device_heap_created(device);
+  pthread_mutex_lock(&cldm_heaps_lock);
   h->next = cldm_heaps;
   cldm_heaps = h;
   __atomic_add_fetch(&cldm_heaps_alive, 1, __ATOMIC_RELAXED);
-  cldm_device_heap_created(device);
+  pthread_mutex_unlock(&cldm_heaps_lock);
   cldm_log(CLDM_LOG_INFO, "created a %llu-byte device heap (%s) for context %p, device %p",
            (unsigned long long)h->geom.buffer_bytes, h->svm ? "SVM" : "buffer", (void *)context,
            (void *)device);
@@ -199,13 +211,28 @@ static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b) {
   b->buf = h->buf;
 }
 
-cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
+/* The binding of the heap of (context, device) if there is one; 1 if found. */
+static int cldm_heap_lookup(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
-  cl_int err = h ? CL_SUCCESS : cldm_heap_create(context, device, &h);
-  if (err == CL_SUCCESS)
+  if (h)
     cldm_heap_binding_of(h, binding);
   pthread_mutex_unlock(&cldm_heaps_lock);
+  return h != NULL;
+}
+
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
+  if (cldm_heap_lookup(context, device, binding))
+    return CL_SUCCESS;
+  pthread_mutex_lock(&cldm_heaps_driver_lock);
+  cl_int err = CL_SUCCESS;
+  if (!cldm_heap_lookup(context, device, binding)) { /* another thread may have created it */
+    cldm_heap *h;
+    err = cldm_heap_create(context, device, &h);
+    if (err == CL_SUCCESS) /* only reaping frees it, which waits for the driver lock */
+      cldm_heap_binding_of(h, binding);
+  }
+  pthread_mutex_unlock(&cldm_heaps_driver_lock);
   return err;
 }
 
@@ -435,7 +462,7 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
                                         num_events, wait_list, event);
 }
 
-/* Unlinks every heap of `context` into *out; caller holds the lock. Returns the references
+/* Unlinks every heap of `context` into *out; caller holds the list lock. Returns the references
  * those heaps hold on the context. */
 static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
   cl_uint refs = 0;
@@ -452,15 +479,7 @@ static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
   return refs;
 }
 
-/* 1 if `context` has a heap; caller holds the lock. */
-static int cldm_heap_context_has(cl_context context) {
-  for (cldm_heap *h = cldm_heaps; h; h = h->next)
-    if (h->context == context)
-      return 1;
-  return 0;
-}
-
-/* References the heaps of `context` hold on it; caller holds the lock. */
+/* References the heaps of `context` hold on it; caller holds the list lock. */
 static cl_uint cldm_heap_refs_held(cl_context context) {
   cl_uint refs = 0;
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
@@ -485,13 +504,27 @@ static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
   }
 }
 
+/* Copies of the heaps of `context` (n of them) into a new array, or NULL if it has none or
+ * memory is short (then this reap does nothing; a later release tries again); caller holds
+ * the list lock. */
+static cldm_heap *cldm_heap_copies(cl_context context, size_t *n) {
+  size_t count = 0, i = 0;
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    count += h->context == context;
+  cldm_heap *copies = count ? malloc(count * sizeof(*copies)) : NULL;
+  for (cldm_heap *h = cldm_heaps; copies && h; h = h->next)
+    if (h->context == context)
+      copies[i++] = *h;
+  *n = copies ? count : 0;
+  return copies;
+}
+
 /* Makes the last command event of each heap object one of the heap's internal queue (see the
- * header): a blocking 16-byte read of each. Caller holds the lock. */
-static void cldm_heap_detach(cl_context context) {
+ * header): a blocking 16-byte read of each. Caller holds the driver lock (the objects stay
+ * alive: only reaping releases them), not the list lock. */
+static void cldm_heap_detach(const cldm_heap *heaps, size_t n) {
   unsigned char scratch[16];
-  for (cldm_heap *h = cldm_heaps; h; h = h->next) {
-    if (h->context != context)
-      continue;
+  for (const cldm_heap *h = heaps; h < heaps + n; h++) {
     if (h->svm) {
       cldm_next->clEnqueueSVMMemcpy(h->queue, CL_TRUE, scratch, h->svm_ptr, sizeof(scratch), 0,
                                     NULL, NULL);
@@ -510,19 +543,27 @@ void cldm_heap_reap(cl_context context, cl_uint pending) {
   if (!cldm_heap_any())
     return;
   cldm_heap *dead = NULL;
+  size_t n = 0;
+  pthread_mutex_lock(&cldm_heaps_driver_lock); /* no heap is created or reaped meanwhile */
   pthread_mutex_lock(&cldm_heaps_lock);
   /* A driver whose objects take no counted reference on their context gives ours == 0: the
    * count then holds the application's references alone. */
   cl_uint ours = cldm_heap_refs_held(context);
-  if (cldm_heap_context_has(context)) {
-    cldm_heap_detach(context);
+  cldm_heap *heaps = cldm_heap_copies(context, &n);
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (n) {
+    cldm_heap_detach(heaps, n);
     cl_uint refs = cldm_heap_context_refcount(context);
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
              (void *)context, refs, ours, pending);
-    if (refs == ours + pending)
+    if (refs == ours + pending) {
+      pthread_mutex_lock(&cldm_heaps_lock);
       cldm_heap_unlink_context(context, &dead);
+      pthread_mutex_unlock(&cldm_heaps_lock);
+    }
   }
-  pthread_mutex_unlock(&cldm_heaps_lock);
+  pthread_mutex_unlock(&cldm_heaps_driver_lock);
+  free(heaps);
   cldm_heap_destroy_list(dead, 1);
 }
 

@@ -56,7 +56,8 @@ cldm_dtest_heap cldm_dtest_heap_create(cldm_dtest_env *env, uint64_t requested);
 void cldm_dtest_heap_reset(cldm_dtest_env *env, const cldm_dtest_heap *heap);
 void cldm_dtest_heap_release(cldm_dtest_heap *heap);
 cldm_heap_stats cldm_dtest_heap_stats(cldm_dtest_env *env, const cldm_dtest_heap *heap);
-/* Offset of the first page from the heap base (read from the header). */
+/* Offset of the page area from the heap base (read from the header): the metadata ends before
+ * it; page 0 lies up to CLDM_PAGES_SLACK_BYTES further (cldm_heap_first_page). */
 uint64_t cldm_dtest_heap_pages_offset(cldm_dtest_env *env, const cldm_dtest_heap *heap);
 
 cl_mem cldm_dtest_buffer(cldm_dtest_env *env, size_t bytes, const void *init);

@@ -2,21 +2,34 @@
 # tools/test.sh — README's test command: sets up dependencies, builds, and runs the whole test
 # suite with ctest: unit tests, end-to-end tests on pocl 6.0 under ocl-icd and the Khronos
 # loader, the bounded fuzzer run; then the layer's end-to-end tests again in an ASan+UBSan
-# build (build-asan/; pocl's own leaks suppressed, ours not). Extra arguments go to the first
-# ctest run only and skip the ASan stage (e.g. tools/test.sh -R layer). CLDM_SKIP_ASAN=1 skips
-# it too.
+# build (build-asan/; pocl's own leaks suppressed, ours not), and the unit tests and the
+# layer's end-to-end tests (concurrent enqueues, builds and releases among them) in a
+# ThreadSanitizer build (build-tsan/; suppressions, for the driver stack only, in
+# tests/tsan/tsan.supp). Extra arguments go to the first ctest run only and skip the sanitizer
+# stages (e.g. tools/test.sh -R layer). CLDM_SKIP_ASAN=1 skips the ASan stage, CLDM_SKIP_TSAN=1
+# the TSan stage.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/tools/build.sh"
 build=${CLDM_BUILD_DIR:-$root/build}
 jobs=$(nproc)
 (cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
-if [ $# -gt 0 ] || [ -n "${CLDM_SKIP_ASAN:-}" ]; then
+if [ $# -gt 0 ]; then
   exit 0
 fi
-echo "== ASan + UBSan configuration (build-asan/)"
-asan=${CLDM_ASAN_BUILD_DIR:-$root/build-asan}
-CLDM_BUILD_DIR=$asan "$root/tools/build.sh" -DCLDM_ASAN=ON -DCLDM_BUILD_FUZZER=OFF
-cd "$asan"
-ctest --output-on-failure -j "$jobs" -L unit
-ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example'
+if [ -z "${CLDM_SKIP_ASAN:-}" ]; then
+  echo "== ASan + UBSan configuration (build-asan/)"
+  asan=${CLDM_ASAN_BUILD_DIR:-$root/build-asan}
+  CLDM_BUILD_DIR=$asan "$root/tools/build.sh" -DCLDM_ASAN=ON -DCLDM_BUILD_FUZZER=OFF
+  (cd "$asan" && ctest --output-on-failure -j "$jobs" -L unit &&
+    ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example')
+fi
+if [ -z "${CLDM_SKIP_TSAN:-}" ]; then
+  echo "== TSan configuration (build-tsan/)"
+  tsan=${CLDM_TSAN_BUILD_DIR:-$root/build-tsan}
+  CLDM_BUILD_DIR=$tsan "$root/tools/build.sh" -DCLDM_TSAN=ON -DCLDM_BUILD_FUZZER=OFF
+  # ptx_translate whole takes minutes under TSan: ptx_translate_threads runs its threads test
+  (cd "$tsan" && ctest --output-on-failure -j "$jobs" -L unit -E '^ptx_translate$' &&
+    ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example' &&
+    ctest --output-on-failure -j "$jobs" -L khronos -R 'test_e2e_threads')
+fi

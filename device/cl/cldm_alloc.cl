@@ -24,9 +24,17 @@
  *              +--------------------------------------------------------------+   | the rest
  *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   | zero)
  *              | while the page is free                                       |  /
- *   pages_off  +--------------------------------------------------------------+  (4 KiB-aligned)
+ *   pages_off  +--------------------------------------------------------------+
+ *              | pad: up to the next 64 KiB-aligned device address (< 64 KiB) |  (slack)
+ *   page 0     +--------------------------------------------------------------+  64 KiB-aligned
  *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each,
  *              +--------------------------------------------------------------+  no init
+ *
+ *   The pad depends on where the buffer lies, so each call computes it (cldm_heap_open); the
+ *   buffer holds 64 KiB - 64 bytes of slack for it (cldm_heap_layout.h). Pages aligned to their
+ *   size in device address make every slot of a class aligned to the largest power of two
+ *   dividing the class's size: aligned_alloc(a, s) takes the smallest class that holds s and is
+ *   a multiple of a (a <= 32 KiB), or whole pages (a = 64 KiB, or s > 32 KiB), never padding.
  *
  *   a slab of class c: k = 1, 2, 4 or 8 aligned pages (cldm_class_span_pages),
  *                      | slot 0 | slot 1 | ... | slot n-1 | (tail < one slot) |
@@ -86,12 +94,20 @@
 
 #define CLDM_CLASS_LARGE 0xFFFFu /* request served by a run of pages */
 
+/* 1 if the pages start `align`-aligned in device address (a power of two <= page size): always,
+ * as the heap places them (cldm_heap_pages_pad), unless the heap base is less aligned than
+ * OpenCL guarantees. */
+static inline bool cldm_pages_aligned(const cldm_heap *h, uint align) {
+  return ((uint)(size_t)h->pages & (align - 1u)) == 0u;
+}
+
 /* The class serving `size` > 0 bytes aligned to `align` (power of two, 16 <= align <= page
  * size), or CLDM_CLASS_LARGE. A class serves an alignment if its size is a multiple of it and
- * the pages start aligned (absolute address: the heap base's alignment counts). */
-static inline uint cldm_class_for(const cldm_heap *h, size_t size, uint align) {
-  bool pages_aligned = ((uint)(size_t)h->pages & (align - 1u)) == 0u;
-  if (size > CLDM_MAX_CLASS_BYTES || align > CLDM_MAX_CLASS_BYTES || !pages_aligned)
+ * the pages are aligned to it (`pages_aligned`; every slot then is): the smallest such class
+ * holding `size`, which is the size rounded up to the class steps and to a multiple of `align`
+ * (spec 2.1). Alignments above the largest class (the page size) take whole pages. */
+static inline uint cldm_class_for(size_t size, uint align, bool pages_aligned) {
+  if (!pages_aligned || size > CLDM_MAX_CLASS_BYTES || align > CLDM_MAX_CLASS_BYTES)
     return CLDM_CLASS_LARGE;
   uint c = cldm_class_of((uint)size > align ? (uint)size : align);
   while (cldm_class_bytes(c) & (align - 1u)) /* ends at a power-of-two class */
@@ -102,7 +118,10 @@ static inline uint cldm_class_for(const cldm_heap *h, size_t size, uint align) {
 /* Allocates `size` > 0 bytes aligned to `align`; *units = granules held (0 with NULL). */
 static inline global void *cldm_alloc_raw(const cldm_heap *h, size_t size, uint align,
                                           uint *units) {
-  uint c = cldm_class_for(h, size, align);
+  /* first: tested after the sizes, opt-15 speculates the load and freezes it, and
+   * llvm-spirv-15 cannot translate a freeze */
+  bool pages_aligned = cldm_pages_aligned(h, align);
+  uint c = cldm_class_for(size, align, pages_aligned);
   global void *p = 0;
   *units = 0u;
   if (c != CLDM_CLASS_LARGE) {
@@ -112,7 +131,9 @@ static inline global void *cldm_alloc_raw(const cldm_heap *h, size_t size, uint 
     return p;
   }
   ulong limit = (ulong)h->num_pages << CLDM_PAGE_SHIFT;
-  ulong need = (ulong)size + (align > CLDM_GRANULE_BYTES ? align - CLDM_GRANULE_BYTES : 0u);
+  /* runs start on pages: padding only where the pages are less aligned than asked */
+  ulong pad_max = pages_aligned ? 0u : align - CLDM_GRANULE_BYTES;
+  ulong need = (ulong)size + pad_max;
   if ((ulong)size > limit || need > limit)
     return 0;
   uint pages = (uint)((need + CLDM_PAGE_BYTES - 1u) >> CLDM_PAGE_SHIFT);

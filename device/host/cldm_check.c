@@ -175,13 +175,20 @@ int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_
       hd.descs_offset + 4ull * hd.num_pages > hd.pages_offset ||
       hd.bitmaps_offset + (uint64_t)CLDM_SLOT_BITMAP_BYTES * hd.num_pages > hd.pages_offset)
     return -1;
+  /* page 0 where the device put it: the first 64 KiB-aligned device address of the page area
+   * (cldm_heap_pages_pad), from the heap's address as the checked allocator recorded it (0
+   * while no allocation ran: then no page holds anything) */
+  uint64_t first = hd.pages_offset +
+                   cldm_heap_pages_pad((uint32_t)(cldm_check_heap_base(h, n) + hd.pages_offset));
+  if (first > n || (n - first) / CLDM_PAGE_BYTES < hd.num_pages)
+    return -1;
   memset(out, 0, sizeof *out);
   int checked = cldm_hdr_check_offset(hd) != 0;
   for (uint32_t p = 0; p < hd.num_pages; p++) {
     uint32_t d = cldm_check_u32(h + hd.descs_offset + 4ull * p);
     uint32_t kind = d >> CLDM_DESC_KIND_SHIFT;
     const unsigned char *bm = h + hd.bitmaps_offset + (uint64_t)CLDM_SLOT_BITMAP_BYTES * p;
-    uint64_t page_off = hd.pages_offset + (uint64_t)p * CLDM_PAGE_BYTES;
+    uint64_t page_off = first + (uint64_t)p * CLDM_PAGE_BYTES;
     if (kind >= 1 && kind <= CLDM_NUM_CLASSES) {
       uint32_t c = kind - 1, bytes = cldm_class_bytes(c), slots = cldm_class_slots(c);
       if (p + cldm_class_span_pages(c) > hd.num_pages)

@@ -51,14 +51,16 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   /* statistics need the header, the current-page words and the page descriptors (live
    * allocations are counted from the last two) */
   g->stats_span = g->descs_offset + 4u * (size_t)num_pages;
-  g->pages_offset = cldm_heap_align_up(off, CLDM_PAGES_ALIGN);
-  g->buffer_bytes = g->pages_offset + g->usable_bytes;
+  /* page 0 lies up to CLDM_PAGES_SLACK_BYTES further, where the device address is page-aligned */
+  g->pages_offset = cldm_heap_align_up(off, CLDM_BASE_ALIGN_MIN);
+  g->buffer_bytes = g->pages_offset + CLDM_PAGES_SLACK_BYTES + g->usable_bytes;
 }
 
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
 static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes, int checked) {
   cldm_heap_geometry l;
-  /* metadata per page: descriptor + pool bit + slot bitmap + W share (< 40 bytes) < 560 */
+  /* metadata per page: descriptor + pool bit + slot bitmap + W share (< 40 bytes) < 560 (the
+   * slack only makes this estimate larger than the answer) */
   uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 560u);
   if (n > CLDM_HEAP_MAX_PAGES)
     n = CLDM_HEAP_MAX_PAGES;
@@ -77,6 +79,10 @@ static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes, int checked) {
     n--;
   }
   return n >= CLDM_HEAP_MIN_PAGES ? (uint32_t)n : 0u;
+}
+
+uint64_t cldm_heap_first_page(const cldm_heap_geometry *g, uint64_t base_address) {
+  return g->pages_offset + cldm_heap_pages_pad((uint32_t)(base_address + g->pages_offset));
 }
 
 uint64_t cldm_heap_min_size(void) { return CLDM_HEAP_MIN_BYTES; }

@@ -103,7 +103,8 @@ uint64_t cldm_heap_max_size(void);
 uint64_t cldm_heap_usable_size(uint64_t requested);
 
 /* Bytes of the buffer the host creates for a heap of `requested` bytes (>= min size): the
- * usable size plus header and metadata (about 0.8 % + 16 KiB). Requests outside
+ * usable size plus header and metadata (about 0.8 % + 16 KiB) plus 64 KiB - 64 bytes of
+ * slack for aligning the pages to 64 KiB in device address. Requests outside
  * [min size, max size] are clamped as in cldm_heap_usable_size. */
 uint64_t cldm_heap_buffer_size(uint64_t requested);
 
@@ -111,16 +112,19 @@ uint64_t cldm_heap_buffer_size(uint64_t requested);
  * host computes it once per heap (cldm_heap_geometry_for_*) and uses it for creation (buffer,
  * image), reset (image) and statistics (span); the image's header carries it to the device. */
 typedef struct cldm_heap_geometry {
-  uint64_t buffer_bytes; /* the whole buffer: header, metadata, pages (and any slack) */
+  uint64_t buffer_bytes; /* the whole buffer: header, metadata, slack for aligning the pages
+                            (64 KiB - 64 bytes), pages (and any unused rest) */
   uint64_t usable_bytes; /* num_pages * 64 KiB: the heap size statistics report */
   uint32_t num_pages;
   uint32_t num_shards; /* rows of current-page words (cldm_heap_shards) */
   uint32_t w_offset, descs_offset, pool_offset, pool_words, bitmaps_offset;
-  uint64_t pages_offset;   /* first page */
+  uint64_t pages_offset;   /* start of the page area; page 0 is the first 64 KiB-aligned device
+                              address from there, at most CLDM_PAGES_SLACK_BYTES further
+                              (cldm_heap_first_page) */
   size_t image_bytes;      /* initial image at offset 0: writing it creates or resets the heap */
   size_t stats_span;       /* bytes at offset 0 that statistics are decoded from */
   uint32_t check_offset;   /* checked heaps: the check area (cldm_check_area_bytes long, inside
-                            the image); 0 for other heaps */
+                              the image); 0 for other heaps */
   uint32_t check_capacity; /* checked heaps: event-log entries; 0 for other heaps */
 } cldm_heap_geometry;
 
@@ -144,6 +148,11 @@ int cldm_heap_geometry_for_request_checked(uint64_t requested, uint64_t max_buff
 /* Writes the image of a heap of geometry `g` into dst (dst_size >= g->image_bytes). Returns 0,
  * or -1 if g is not a valid heap's geometry or dst is NULL or too small. */
 int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size);
+
+/* Offset from the heap base of page 0 for a heap of geometry `g` whose buffer lies at device
+ * address `base_address` (for SVM, its pointer): where the device puts it, aligned to the page
+ * size (64 KiB) if the base is 64-byte aligned, as OpenCL guarantees. */
+uint64_t cldm_heap_first_page(const cldm_heap_geometry *g, uint64_t base_address);
 
 /* The three below take a buffer size and compute its geometry (cldm_heap_geometry_for_buffer)
  * on each call. */

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 2u
+#define CLDM_HEAP_LAYOUT_VERSION 3u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -85,8 +85,27 @@ typedef uint64_t cldm_u64;
 /* Bytes in use are counted in 32-bit granule units: the usable heap stays below 64 GiB. */
 #define CLDM_HEAP_MAX_PAGES ((1u << 20) - 1u) /* 64 GiB - 64 KiB usable */
 #define CLDM_HEADER_BYTES 256u
-#define CLDM_META_ALIGN 64u    /* metadata arrays start on 64-byte lines */
-#define CLDM_PAGES_ALIGN 4096u /* first page offset, from the heap base */
+#define CLDM_META_ALIGN 64u /* metadata arrays start on 64-byte lines */
+
+/* ---- the page area ----------------------------------------------------------------------- */
+/* Page 0 starts at the first CLDM_PAGE_BYTES-aligned device address at or after base +
+ * pages_offset, so that every page is aligned to its size in absolute address and every slot of
+ * a class whose size is a multiple of a power of two a <= CLDM_MAX_CLASS_BYTES is a-aligned
+ * (aligned_alloc, spec 2.1). Where that is depends on the buffer's device address, which the
+ * host may not know (a cl_mem buffer's), so the device computes it at each call
+ * (cldm_heap_pages_pad on the address's low bits) and the buffer holds CLDM_PAGES_SLACK_BYTES
+ * for it: the most that the pad can be for a base aligned to CLDM_BASE_ALIGN_MIN bytes, which
+ * OpenCL guarantees (CL_DEVICE_MEM_BASE_ADDR_ALIGN is at least the size of the largest built-in
+ * type, int16 or long16, and so is clSVMAlloc's default alignment). The pad never exceeds the
+ * slack: a base less aligned than that gets pages aligned only as far as its own alignment
+ * allows, and the allocator then serves larger alignments with padding inside whole pages. */
+#define CLDM_BASE_ALIGN_MIN 64u /* bytes: the least heap base alignment the layout assumes */
+#define CLDM_PAGES_SLACK_BYTES (CLDM_PAGE_BYTES - CLDM_BASE_ALIGN_MIN)
+
+/* Bytes from base + pages_offset to page 0, given the low 32 bits of that address. */
+static inline cldm_u32 cldm_heap_pages_pad(cldm_u32 first_addr_lo) {
+  return (0u - first_addr_lo) & (CLDM_PAGE_BYTES - 1u) & ~(CLDM_BASE_ALIGN_MIN - 1u);
+}
 
 /* ---- header at offset 0 ------------------------------------------------------------------ */
 /* Counters sit on their own 64-byte lines. Every counter update is a relaxed atomic; values
@@ -107,7 +126,9 @@ typedef struct cldm_heap_header {
   cldm_u32 bitmaps_offset; /* 40 u32[num_pages][CLDM_SLOT_BITMAP_WORDS] slot bitmaps */
   cldm_u32 image_bytes;    /* 44 bytes the host writes to create/reset the heap: header and
                                   all metadata up to the first page */
-  cldm_u64 pages_offset;   /* 48 first page, a multiple of CLDM_PAGES_ALIGN */
+  cldm_u64 pages_offset;   /* 48 start of the page area, a multiple of CLDM_BASE_ALIGN_MIN;
+                                  page 0 is the first page-aligned address from there
+                                  (cldm_heap_pages_pad) */
   cldm_u64 usable_bytes;   /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */
   cldm_u32 use_units;  /* 64 16-byte granules held by live allocations */
@@ -127,7 +148,8 @@ typedef struct cldm_heap_header {
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
-  cldm_u64 buffer_bytes; /* 200 size of the whole buffer (header + metadata + pages) */
+  cldm_u64 buffer_bytes; /* 200 size of the whole buffer (header + metadata + slack +
+                                 pages) */
   cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
                                   base, 0 if the heap is not checked; [1]: its event-log
                                   entries (CLDM_HDR_WORD_CHECK_*: the words are named there, not

@@ -27,6 +27,12 @@ if(CLDM_ASAN)
     "ASAN_OPTIONS=detect_leaks=1:detect_odr_violation=0:allocator_may_return_null=1"
     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+# TSan configuration (CLDM_TSAN=ON): reports inside the driver stack are suppressed, ours are
+# not; any report fails the test (exit code 66).
+if(CLDM_TSAN)
+  set(CLDM_SANITIZER_ENV
+    "TSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/tsan/tsan.supp:halt_on_error=1:exitcode=66:second_deadlock_stack=1:print_suppressions=0")
+endif()
 
 function(cldm_add_unit_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;ARGS;ENV" ${ARGN})

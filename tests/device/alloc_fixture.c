@@ -14,8 +14,9 @@ static cl_int g_open_err;      /* non-zero: the device rejected the module */
 static unsigned g_module_bits; /* 32 or 64 */
 
 static const char *const k_names[K_COUNT] = {
-    "k_malloc", "k_check_free",      "k_free_offs", "k_free_foreign", "k_aligned", "k_dirty",
-    "k_calloc", "k_calloc_overflow", "k_realloc",   "k_random_alloc", "k_stress",  "k_churn"};
+    "k_malloc", "k_check_free", "k_free_offs",       "k_free_foreign", "k_aligned",
+    "k_dirty",  "k_calloc",     "k_calloc_overflow", "k_realloc",      "k_random_alloc",
+    "k_stress", "k_churn",      "k_heap_addr"};
 
 int alloc_fixture_args(int argc, char **argv) {
   if (argc < 2) {
@@ -29,6 +30,18 @@ int alloc_fixture_args(int argc, char **argv) {
 }
 
 /* ---- host-side expectations --------------------------------------------------------------- */
+
+uint64_t first_page_offset(const cldm_dtest_heap *heap) {
+  cldm_heap_geometry g;
+  uint64_t addr = 0;
+  assert_int_equal(cldm_heap_geometry_for_buffer(heap->buffer_bytes, &g), 0);
+  cl_mem ba = cldm_dtest_buffer(&g_env, sizeof addr, &addr);
+  cldm_dtest_args(g_k[K_HEAP_ADDR], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &ba, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_HEAP_ADDR], 1);
+  cldm_dtest_read(&g_env, ba, sizeof addr, &addr);
+  clReleaseMemObject(ba);
+  return cldm_heap_first_page(&g, addr);
+}
 
 uint64_t expected_bytes(uint64_t size) {
   if (size == 0)
@@ -49,7 +62,7 @@ static int span_cmp(const void *a, const void *b) {
 
 size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n) {
-  uint64_t first = cldm_dtest_heap_pages_offset(&g_env, heap), end = first + heap->usable_bytes;
+  uint64_t first = first_page_offset(heap), end = first + heap->usable_bytes;
   span *s = malloc(n * sizeof *s);
   size_t m = 0;
   assert_non_null(s);

@@ -44,6 +44,7 @@ enum {
   K_RANDOM_ALLOC,
   K_STRESS,
   K_CHURN,
+  K_HEAP_ADDR,
   K_COUNT
 };
 
@@ -63,10 +64,14 @@ void require_module(void);
 
 /* ---- host-side expectations --------------------------------------------------------------- */
 
+/* Offset of page 0 from the heap base: where the allocator puts it for the heap buffer's device
+ * address (cldm_heap_first_page). */
+uint64_t first_page_offset(const cldm_dtest_heap *heap);
 /* Bytes the allocator holds for a malloc of `size` (what bytes_in_use counts). */
 uint64_t expected_bytes(uint64_t size);
-/* Checks that the non-NULL allocations (offs[i], lens[i] bytes) lie in the pages, start
- * 16-byte aligned (relative to the heap base) and do not overlap. Returns how many there are. */
+/* Checks that the non-NULL allocations (offs[i], lens[i] bytes) lie in the pages (from
+ * first_page_offset), start 16-byte aligned (relative to the heap base) and do not overlap.
+ * Returns how many there are. */
 size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n);
 /* Asserts the heap's counters: bytes in use, live allocations, failed allocations, invalid

@@ -10,6 +10,24 @@
 
 #include "alloc_fixture.h"
 
+/* aligned_alloc(aligns[i], sizes[i]) for i < n: offsets into offs, absolute address mod the
+ * alignment into mods. */
+static void run_aligned(const cldm_dtest_heap *heap, const uint32_t *aligns, const uint32_t *sizes,
+                        uint64_t *offs, uint32_t *mods, size_t n) {
+  cl_mem ba = cldm_dtest_buffer(&g_env, n * 4, aligns),
+         bs = cldm_dtest_buffer(&g_env, n * 4, sizes);
+  cl_mem bo = cldm_dtest_buffer(&g_env, n * 8, NULL), bm = cldm_dtest_buffer(&g_env, n * 4, NULL);
+  cldm_dtest_args(g_k[K_ALIGNED], sizeof(cl_mem), &heap->buf, sizeof(cl_mem), &ba, sizeof(cl_mem),
+                  &bs, sizeof(cl_mem), &bo, sizeof(cl_mem), &bm, (size_t)0);
+  cldm_dtest_run(&g_env, g_k[K_ALIGNED], n);
+  cldm_dtest_read(&g_env, bo, n * 8, offs);
+  cldm_dtest_read(&g_env, bm, n * 4, mods);
+  clReleaseMemObject(ba);
+  clReleaseMemObject(bs);
+  clReleaseMemObject(bo);
+  clReleaseMemObject(bm);
+}
+
 /* aligned_alloc for every power of two up to the page size, small and large sizes; invalid
  * alignments return NULL without counting a failure. */
 static void test_aligned_alloc(void **state) {
@@ -27,15 +45,7 @@ static void test_aligned_alloc(void **state) {
       sizes[a * NS + s] = asizes[s];
     }
   cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 16u << 20);
-  cl_mem ba = cldm_dtest_buffer(&g_env, sizeof aligns, aligns),
-         bs = cldm_dtest_buffer(&g_env, sizeof sizes, sizes);
-  cl_mem bo = cldm_dtest_buffer(&g_env, sizeof offs, NULL),
-         bm = cldm_dtest_buffer(&g_env, sizeof mods, NULL);
-  cldm_dtest_args(g_k[K_ALIGNED], sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ba, sizeof(cl_mem),
-                  &bs, sizeof(cl_mem), &bo, sizeof(cl_mem), &bm, (size_t)0);
-  cldm_dtest_run(&g_env, g_k[K_ALIGNED], N);
-  cldm_dtest_read(&g_env, bo, sizeof offs, offs);
-  cldm_dtest_read(&g_env, bm, sizeof mods, mods);
+  run_aligned(&heap, aligns, sizes, offs, mods, N);
   size_t valid = 0;
   for (size_t i = 0; i < N; i++) {
     if (i / NS >= 17) {
@@ -53,10 +63,66 @@ static void test_aligned_alloc(void **state) {
   assert_int_equal(run_check_free(&heap, sizes, offs, N, 1), 0);
   assert_stats(&heap, 0, 0, 0, 0);
   assert_whole_heap_free(&heap);
-  clReleaseMemObject(ba);
-  clReleaseMemObject(bs);
-  clReleaseMemObject(bo);
-  clReleaseMemObject(bm);
+  cldm_dtest_heap_release(&heap);
+}
+
+/* Bytes of heap one aligned_alloc(align, size) may take (spec 2.1): the smallest size class
+ * that holds `size` and is a multiple of `align`, or whole pages (align = page size, or sizes
+ * above the largest class). */
+static uint64_t aligned_cost(uint32_t align, uint32_t size) {
+  uint32_t a = align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : align;
+  if (a < CLDM_PAGE_BYTES && size <= CLDM_MAX_CLASS_BYTES) {
+    uint32_t c = cldm_class_of(size > a ? size : a);
+    while (cldm_class_bytes(c) % a)
+      c++;
+    return cldm_class_bytes(c);
+  }
+  return ((uint64_t)size + CLDM_PAGE_BYTES - 1) / CLDM_PAGE_BYTES * CLDM_PAGE_BYTES;
+}
+
+/* Capacity with aligned requests: for every power of two from 16 B to 64 KiB and a few sizes,
+ * a 2 MiB heap filled with aligned_alloc until NULL holds exactly usable / aligned_cost
+ * allocations, every one aligned in absolute address, disjoint, filled and checked; freeing
+ * them gives the whole heap back. */
+static void test_aligned_capacity(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 2u << 20);
+  printf("aligned_alloc capacity (2 MiB heap, %s):\n", g_module);
+  printf("  %-8s %-8s %10s %10s %14s\n", "align", "size", "allocs", "expected", "heap bytes/alloc");
+  for (uint32_t align = 16; align <= CLDM_PAGE_BYTES; align *= 2) {
+    /* 4 bytes (the worst case), half the alignment plus one, the alignment plus one */
+    const uint32_t tries[] = {4, align / 2 + 1, align + 1};
+    for (size_t t = 0; t < sizeof tries / sizeof tries[0]; t++) {
+      uint32_t size = tries[t];
+      uint64_t cost = aligned_cost(align, size);
+      size_t cap = (size_t)(heap.usable_bytes / cost), n = cap + cap / 16 + 32;
+      uint32_t *aligns = malloc(n * 4), *sizes = malloc(n * 4), *mods = malloc(n * 4);
+      uint64_t *offs = malloc(n * 8);
+      assert_true(aligns && sizes && mods && offs);
+      for (size_t i = 0; i < n; i++) {
+        aligns[i] = align;
+        sizes[i] = size;
+      }
+      uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+      run_aligned(&heap, aligns, sizes, offs, mods, n);
+      size_t got = check_disjoint(&heap, offs, sizes, n), misaligned = 0;
+      for (size_t i = 0; i < n; i++)
+        misaligned += offs[i] != CLDM_DTEST_NULL_OFF && mods[i] != 0;
+      printf("  %-8u %-8u %10zu %10zu %14.0f\n", align, size, got, cap,
+             got ? (double)heap.usable_bytes / (double)got : 0.0);
+      assert_int_equal(misaligned, 0);
+      assert_int_equal(got, cap); /* NULL only when every byte of the heap serves one */
+      assert_stats(&heap, (uint64_t)got * cost, got, failed0 + (n - got), 0);
+      assert_int_equal(run_check_free(&heap, sizes, offs, n, 1), 0);
+      assert_stats(&heap, 0, 0, failed0 + (n - got), 0);
+      assert_whole_heap_free(&heap);
+      free(aligns);
+      free(sizes);
+      free(mods);
+      free(offs);
+    }
+  }
   cldm_dtest_heap_release(&heap);
 }
 
@@ -212,6 +278,7 @@ int main(int argc, char **argv) {
     return rc;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_aligned_alloc),
+      cmocka_unit_test(test_aligned_capacity),
       cmocka_unit_test(test_calloc_zeroes),
       cmocka_unit_test(test_realloc_keeps),
   };

@@ -22,7 +22,7 @@ static void test_invalid_frees(void **state) {
     assert_true(offs[i] != CLDM_DTEST_NULL_OFF);
     bytes += expected_bytes(sizes[i]);
   }
-  uint64_t pages = cldm_dtest_heap_pages_offset(&g_env, &heap);
+  uint64_t pages = first_page_offset(&heap);
   uint64_t bad[] = {
       offs[0] + 16,              /* inside a small allocation */
       offs[0] + 8,               /* not even granule-aligned */

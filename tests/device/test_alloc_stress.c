@@ -85,7 +85,7 @@ static void test_contention(void **state) {
   enum { ITEMS = 1 << 13 };
   static const uint32_t free_slots[] = {100, 1100, 2100, 3100};
   cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 1u << 20);
-  uint64_t pages = cldm_dtest_heap_pages_offset(&g_env, &heap);
+  uint64_t pages = first_page_offset(&heap);
   size_t cap = heap.usable_bytes / 16, n = cap;
   uint32_t *sizes = malloc(n * 4);
   uint64_t *offs = malloc(n * 8), holes[4];

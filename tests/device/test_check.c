@@ -203,7 +203,7 @@ static void img_arm(heap_img *m, uint64_t off, uint64_t bytes, uint64_t size) {
 static void test_scan(void **state) {
   (void)state;
   heap_img m = img_new(1);
-  uint64_t pages = m.g.pages_offset;
+  uint64_t pages = cldm_heap_first_page(&m.g, 0); /* no heap address recorded: as for 0 */
   /* page 0: slab of class 2 (48-byte slots), slots 0, 1 and 33 live */
   img_desc(&m, 0, 3, 3);
   img_bitmap_word(&m, 0, 0, 0x3);
@@ -261,17 +261,18 @@ static void test_scan(void **state) {
 static void test_scan_unchecked(void **state) {
   (void)state;
   heap_img m = img_new(0);
+  uint64_t pages = cldm_heap_first_page(&m.g, 0);
   img_desc(&m, 1, 1, 2); /* class 0: 16-byte slots */
   img_bitmap_word(&m, 1, 127, 0x80000001u);
-  memset(m.bytes + m.g.pages_offset + CLDM_PAGE_BYTES, 0x11, CLDM_PAGE_BYTES); /* no guards */
+  memset(m.bytes + pages + CLDM_PAGE_BYTES, 0x11, CLDM_PAGE_BYTES); /* no guards */
   cldm_check_scan s;
   cldm_check_block blocks[4];
   assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, blocks, 4, NULL, 0), 0);
   assert_int_equal(s.live, 2);
   assert_int_equal(s.live_bytes, 32);
   assert_int_equal(s.damaged, 0);
-  assert_int_equal(blocks[0].offset, m.g.pages_offset + CLDM_PAGE_BYTES + 16 * 4064);
-  assert_int_equal(blocks[1].offset, m.g.pages_offset + CLDM_PAGE_BYTES + 16 * 4095);
+  assert_int_equal(blocks[0].offset, pages + CLDM_PAGE_BYTES + 16 * 4064);
+  assert_int_equal(blocks[1].offset, pages + CLDM_PAGE_BYTES + 16 * 4095);
   assert_int_equal(cldm_check_heap_base(m.bytes, m.g.buffer_bytes), 0);
   free(m.bytes);
 }

@@ -77,7 +77,8 @@ static void test_sizes(void **state) {
   for (uint64_t req = MiB; req <= 16 * GiB; req = req * 3 / 2 + 4096) {
     uint64_t usable = cldm_heap_usable_size(req), buf = cldm_heap_buffer_size(req);
     assert_true(buf > usable);
-    assert_true(buf - usable <= usable / 100 + 32768); /* metadata about 0.8 % + 16 KiB */
+    /* metadata about 0.8 % + 16 KiB, and the slack for aligning the pages */
+    assert_true(buf - usable <= usable / 100 + 32768 + CLDM_PAGES_SLACK_BYTES);
     assert_true(buf >= prev);
     prev = buf;
     size_t image = cldm_heap_image_size(buf);
@@ -90,8 +91,8 @@ static void test_sizes(void **state) {
     memcpy(&h, img, sizeof h);
     assert_int_equal(h.usable_bytes, usable);
     assert_int_equal(h.num_pages, usable / CLDM_PAGE_BYTES);
-    assert_int_equal(h.pages_offset % CLDM_PAGES_ALIGN, 0);
-    assert_true(h.pages_offset + usable <= buf);
+    assert_int_equal(h.pages_offset % CLDM_BASE_ALIGN_MIN, 0);
+    assert_true(h.pages_offset + CLDM_PAGES_SLACK_BYTES + usable <= buf);
     assert_true(h.bitmaps_offset + (uint64_t)h.num_pages * CLDM_SLOT_BITMAP_BYTES <=
                 h.pages_offset);
     assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
@@ -248,6 +249,30 @@ static void test_stats_decode(void **state) {
   free(img);
 }
 
+/* Page 0: for a heap base of any alignment from CLDM_BASE_ALIGN_MIN up, it is page-aligned in
+ * device address, at or after the page area's start, and the pages end inside the buffer; for
+ * a base less aligned than that, the pages still end inside the buffer. */
+static void test_first_page(void **state) {
+  (void)state;
+  static const uint64_t reqs[] = {MiB, 8 * MiB + 3 * 65536, 1 * GiB};
+  for (size_t r = 0; r < sizeof reqs / sizeof reqs[0]; r++) {
+    cldm_heap_geometry g;
+    assert_int_equal(cldm_heap_geometry_for_request(reqs[r], 0, &g), 0);
+    for (uint64_t align = 16; align <= 2 * MiB; align *= 2)
+      for (uint64_t k = 1; k < 64; k += 7) { /* bases aligned to exactly `align` */
+        uint64_t base = (0x7f0000000000ull + (2 * k + 1) * align) & ~(align - 1);
+        uint64_t first = cldm_heap_first_page(&g, base);
+        assert_true(first >= g.pages_offset);
+        assert_true(first - g.pages_offset <= CLDM_PAGES_SLACK_BYTES);
+        assert_true(first + g.usable_bytes <= g.buffer_bytes);
+        if (align >= CLDM_BASE_ALIGN_MIN)
+          assert_int_equal((base + first) % CLDM_PAGE_BYTES, 0);
+        else
+          assert_int_equal((base + first) % align, 0);
+      }
+  }
+}
+
 /* The geometry: the sizes above are its fields; a request whose buffer would exceed a maximum
  * gets exactly that buffer, with the metadata taken from the usable size; the image written
  * from a geometry is the one written from its buffer size. */
@@ -261,7 +286,7 @@ static void test_geometry(void **state) {
     assert_int_equal(g.num_pages, g.usable_bytes / CLDM_PAGE_BYTES);
     assert_int_equal(g.image_bytes, cldm_heap_image_size(g.buffer_bytes));
     assert_int_equal(g.stats_span, cldm_heap_stats_span(g.buffer_bytes));
-    assert_int_equal(g.pages_offset + g.usable_bytes, g.buffer_bytes);
+    assert_int_equal(g.pages_offset + CLDM_PAGES_SLACK_BYTES + g.usable_bytes, g.buffer_bytes);
     cldm_heap_geometry b;
     assert_int_equal(cldm_heap_geometry_for_buffer(g.buffer_bytes, &b), 0);
     assert_memory_equal(&b, &g, sizeof g);
@@ -272,7 +297,7 @@ static void test_geometry(void **state) {
     assert_int_equal(cldm_heap_geometry_for_request(req, max, &b), fits ? 0 : -1);
     assert_int_equal(b.buffer_bytes, max);
     assert_int_equal(b.num_pages, fits ? g.num_pages - 1 : 0);
-    assert_true(b.pages_offset + b.usable_bytes <= max);
+    assert_true(b.pages_offset + CLDM_PAGES_SLACK_BYTES + b.usable_bytes <= max);
     /* a maximum above it changes nothing */
     assert_int_equal(cldm_heap_geometry_for_request(req, g.buffer_bytes, &b), 0);
     assert_memory_equal(&b, &g, sizeof g);
@@ -303,7 +328,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_classes),          cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_shards_and_spans), cmocka_unit_test(test_image),
-      cmocka_unit_test(test_geometry),         cmocka_unit_test(test_stats_decode),
+      cmocka_unit_test(test_geometry),         cmocka_unit_test(test_first_page),
+      cmocka_unit_test(test_stats_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);
 }

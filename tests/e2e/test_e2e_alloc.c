@@ -3,7 +3,7 @@
  * allocation in kernels and in helpers shared by two kernels, results checked on the host,
  * pointers that persist across launches and are read by a kernel that does not allocate,
  * frees in a later kernel and in another program of the same context, calloc/realloc/
- * aligned_alloc, many arguments, the hidden argument invisible, CL_PROGRAM_IL returning the
+ * aligned_alloc, aligned_alloc's capacity for every alignment, many arguments, the hidden argument invisible, CL_PROGRAM_IL returning the
  * application's module. argv[1] (optional): the module variant to load, e.g. "alloc_basic"
  * (Import-linkage form) or "alloc_basic.extinst" (raised to the OpExtInst form).
  */
@@ -67,6 +67,42 @@ static void test_alloc_persist_and_free(void **state) {
   clReleaseKernel(release);
   clReleaseMemObject(ptrs);
   clReleaseMemObject(bad);
+}
+
+/* Capacity with aligned requests through the layer's heap (SVM or buffer): for every power of
+ * two from 256 B to 64 KiB (those above the heap memory's own alignment; tests/device covers
+ * 16 B up, in smaller heaps), 4-byte aligned_allocs until NULL; the heap holds exactly its
+ * size divided by the alignment of them, every one aligned (spec 2.1). */
+static void test_aligned_capacity(void **state) {
+  cl_kernel fill = e2e_kernel(prog, "aligned_fill"), release = e2e_kernel(prog, "release");
+  cl_ulong size = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
+  cl_ulong failed0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT);
+  cl_ulong live0 = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
+  assert_int_equal(live0, 0); /* the first test of the program: a fresh heap */
+  for (cl_uint align = 256; align <= 65536; align *= 2) {
+    size_t cap = (size_t)(size / align), n = cap + cap / 16 + 64;
+    cl_mem ptrs = e2e_buffer(&t, n * sizeof(cl_ulong)), bad = e2e_buffer(&t, sizeof(cl_uint));
+    assert_int_equal(clSetKernelArg(fill, 0, sizeof(cl_mem), &ptrs), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(fill, 1, sizeof(cl_mem), &bad), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(fill, 2, sizeof(align), &align), CL_SUCCESS);
+    e2e_run(&t, fill, n);
+    cl_ulong live = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
+    cl_ulong failed = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT);
+    printf("aligned_alloc(%u, 4): %llu of %zu requests (heap %llu bytes)\n", align,
+           (unsigned long long)live, n, (unsigned long long)size);
+    assert_int_equal(e2e_read_u32_sum(&t, bad, 1), 0);
+    assert_int_equal(live, cap);
+    assert_int_equal(failed - failed0, n - cap);
+    failed0 = failed;
+    assert_int_equal(clSetKernelArg(release, 0, sizeof(cl_mem), &ptrs), CL_SUCCESS);
+    e2e_run(&t, release, n);
+    assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
+    assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT), 0);
+    clReleaseMemObject(ptrs);
+    clReleaseMemObject(bad);
+  }
+  clReleaseKernel(fill);
+  clReleaseKernel(release);
 }
 
 static void test_free_in_other_program(void **state) {
@@ -170,7 +206,7 @@ static void test_kernels_in_program(void **state) {
   cl_kernel ks[16];
   cl_uint n = 0;
   assert_int_equal(clCreateKernelsInProgram(prog, 16, ks, &n), CL_SUCCESS);
-  assert_int_equal(n, 7);
+  assert_int_equal(n, 8);
   for (cl_uint i = 0; i < n; i++) {
     char name[64] = "";
     cl_uint nargs = 0;
@@ -178,6 +214,7 @@ static void test_kernels_in_program(void **state) {
     clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
     cl_uint want = !strcmp(name, "fill") || !strcmp(name, "fill_again") ? 2
                    : !strcmp(name, "check")                             ? 4
+                   : !strcmp(name, "aligned_fill")                      ? 3
                    : !strcmp(name, "release") || !strcmp(name, "variants") || !strcmp(name, "plain")
                        ? 1
                    : !strcmp(name, "many_args") ? 9
@@ -238,6 +275,7 @@ int main(int argc, char **argv) {
   if (argc > 1)
     module = argv[1];
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_aligned_capacity),
       cmocka_unit_test(test_alloc_persist_and_free),
       cmocka_unit_test(test_free_in_other_program),
       cmocka_unit_test(test_calloc_realloc_aligned),

@@ -890,6 +890,8 @@ int main(void) {
   }
   unsetenv("CLDM_CACHE_DIR");
   unsetenv("CLDM_LIBCLC_DIR");
+  if (getenv("CLDM_TEST_FILTER")) /* e.g. CLDM_TEST_FILTER=test_threads (the TSan stage) */
+    cmocka_set_test_filter(getenv("CLDM_TEST_FILTER"));
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_demo_and_examples),
       cmocka_unit_test(test_demo_kernels_in_detail),

@@ -272,3 +272,9 @@ kernel void k_churn(global uchar *heap, uint size, uint rounds, global uint *err
   if (nul)
     atomic_add(nulls, nul);
 }
+
+/* The heap's device address (where the allocator puts page 0 depends on it). */
+kernel void k_heap_addr(global uchar *heap, global ulong *addr, uint n) {
+  if (get_global_id(0) == 0u && n)
+    addr[0] = (ulong)(size_t)heap;
+}

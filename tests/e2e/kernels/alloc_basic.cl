@@ -54,6 +54,17 @@ kernel void release(global ulong *ptrs) {
   ptrs[i] = 0;
 }
 
+/* aligned_alloc(align, 4) per work-item into ptrs[i] (0: NULL); bad counts misaligned ones */
+kernel void aligned_fill(global ulong *ptrs, global uint *bad, uint align) {
+  size_t i = get_global_id(0);
+  global uint *p = (global uint *)aligned_alloc(align, 4);
+  ptrs[i] = (ulong)p;
+  if (p && ((ulong)p & (align - 1u)))
+    atomic_inc(bad);
+  if (p)
+    p[0] = (uint)i;
+}
+
 /* calloc zeroes, realloc keeps contents, aligned_alloc aligns; results[i] = 0 if all good */
 kernel void variants(global uint *results) {
   size_t i = get_global_id(0);
