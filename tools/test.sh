@@ -5,9 +5,11 @@
 # build (build-asan/; pocl's own leaks suppressed, ours not), and the unit tests and the
 # layer's end-to-end tests (concurrent enqueues, builds and releases among them) in a
 # ThreadSanitizer build (build-tsan/; suppressions, for the driver stack only, in
-# tests/tsan/tsan.supp). Extra arguments go to the first ctest run only and skip the sanitizer
-# stages (e.g. tools/test.sh -R layer). CLDM_SKIP_ASAN=1 skips the ASan stage, CLDM_SKIP_TSAN=1
-# the TSan stage.
+# tests/tsan/tsan.supp); last the Debian packages (tools/package.sh --check in build-deb/: their
+# files, dependencies, an install and a removal in a scratch root). Extra arguments go to the
+# first ctest run only and skip the later stages (e.g. tools/test.sh -R layer).
+# CLDM_SKIP_ASAN=1 skips the ASan stage, CLDM_SKIP_TSAN=1 the TSan stage, CLDM_SKIP_PACKAGE=1
+# the packages.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/tools/build.sh"
@@ -32,4 +34,8 @@ if [ -z "${CLDM_SKIP_TSAN:-}" ]; then
   (cd "$tsan" && ctest --output-on-failure -j "$jobs" -L unit -E '^ptx_translate$' &&
     ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example' &&
     ctest --output-on-failure -j "$jobs" -L khronos -R 'test_e2e_threads')
+fi
+if [ -z "${CLDM_SKIP_PACKAGE:-}" ]; then
+  echo "== Debian packages (build-deb/)"
+  "$root/tools/package.sh" --check
 fi
