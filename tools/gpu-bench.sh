@@ -3,13 +3,15 @@
 # (copied into it as run-bench.sh), with NVIDIA's ICD as the only driver and the pack's
 # ocl-icd, as tools/gpu-run.sh runs the tests:
 #   1. cldm_bench_alloc: the allocator modules timed directly (bench/alloc/README.md), the
-#      route's variants nv and cl12, N work-items, sizes CLDM_BENCH_SIZES;
+#      route's variants nv and cl12, N work-items, sizes CLDM_BENCH_SIZES; then nv again with
+#      heaps of at least each size of CLDM_BENCH_HEAPS (default "1G 8G"; empty: none), into
+#      alloc-heap-<size>.txt;
 #   2. the suite (bench/run.sh --prebuilt: every case through the layer as an application
 #      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
 #      scale given.
 #
 #   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c CUDA_TIMEOUT] [-- SUITE OPTIONS]
-#     -o  results (default: $OUT, else ./gpu-bench): alloc.txt, suite-<scale>/ (bench/run.sh's
+#     -o  results (default: $OUT, else ./gpu-bench): alloc.txt, alloc-heap-*.txt, suite-<scale>/ (bench/run.sh's
 #         folder: opencl.csv, cuda.csv, meta, summary.md; plots where matplotlib exists)
 #     -n  work-items of cldm_bench_alloc (default 1048576); 0 skips it
 #     -s  suite scales, comma-separated (default full); "none" skips the suite
@@ -60,6 +62,17 @@ if [ "$n" != 0 ]; then
     exec timeout 300 "$root/bin/cldm_bench_alloc" "$n" 3
   ) > "$out/alloc.txt" 2>&1 || status=1
   cat "$out/alloc.txt" >&2
+  # the nv variant again on larger heaps (more shards per class, cldm_class_shards)
+  for heap in ${CLDM_BENCH_HEAPS-1G 8G}; do
+    echo "[gpu-bench] cldm_bench_alloc, $n work-items, heaps of at least $heap" >&2
+    (
+      export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
+      export CLDM_BENCH_MODULES=cldm_alloc.nv.spir64 CLDM_BENCH_HEAP="$heap"
+      export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
+      exec timeout 120 "$root/bin/cldm_bench_alloc" "$n" 3
+    ) > "$out/alloc-heap-$heap.txt" 2>&1 || status=1
+    cat "$out/alloc-heap-$heap.txt" >&2
+  done
 fi
 
 for scale in $(echo "$scales" | tr ',' ' '); do

@@ -3,7 +3,9 @@
  * a bump-pointer kernel (one atomic_add per allocation) measured in the same run.
  *
  *   cldm_bench_alloc [work-items = 65536] [repetitions = 5]
- *   (CLDM_BENCH_MODULES=a,b limits the modules)
+ *   (CLDM_BENCH_MODULES=a,b limits the modules, CLDM_BENCH_SIZES=16,64 sets the sizes,
+ *   CLDM_BENCH_HEAP=1G makes every heap at least that large: the allocator's shards per class
+ *   grow with the heap, cldm_class_shards)
  *
  * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
  * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
@@ -81,6 +83,15 @@ int main(int argc, char **argv) {
       p = *end == ',' ? end + 1 : end;
     }
   }
+  uint64_t min_heap = 0;
+  if (getenv("CLDM_BENCH_HEAP")) { /* bytes, K/M/G */
+    char *end;
+    min_heap = strtoull(getenv("CLDM_BENCH_HEAP"), &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (end == getenv("CLDM_BENCH_HEAP") || (*end && (!shift || end[1])))
+      fail_run("CLDM_BENCH_HEAP: bytes with an optional K, M or G");
+    min_heap <<= shift;
+  }
   char modules[1024] = CLDM_BENCH_MODULES;
   if (getenv("CLDM_BENCH_MODULES")) /* e.g. cldm_alloc.cl20.spir64 */
     snprintf(modules, sizeof modules, "%s", getenv("CLDM_BENCH_MODULES"));
@@ -91,6 +102,8 @@ int main(int argc, char **argv) {
 
   printf("cldm_bench_alloc: %zu work-items, best of %d, kernel times from event profiling\n", n,
          reps);
+  if (min_heap)
+    printf("heaps of at least %llu MiB (CLDM_BENCH_HEAP)\n", (unsigned long long)(min_heap >> 20));
   printf("%-26s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s\n", "module", "size",
          "malloc ms", "M/s", "free ms", "M/s", "m+f ms", "M/s", "bump ms", "M/s", "bump/malloc");
   char *save = NULL; /* strtok_r: the OpenCL implementation may use strtok itself */
@@ -112,6 +125,8 @@ int main(int argc, char **argv) {
       cl_uint size = sizes[si];
       uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
       uint64_t heap_bytes = need + need / 8 + (16u << 20);
+      if (heap_bytes < min_heap)
+        heap_bytes = min_heap;
       cl_ulong max_alloc = 0;
       DT_CHECK(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
                                &max_alloc, NULL));
