@@ -139,7 +139,7 @@ done < "$root/tests.list"
   { echo; echo "## $name (failed: last 40 lines of its output)"; echo '```';
     tail -40 "$out/logs/$name.log"; echo '```'; } >> "$summary"
 done < "$work/failed"
-# the pack's location is of this machine only
+# the pack's location means nothing elsewhere: replaced by <pack>
 sed -i "s#$root/#<pack>/#g" "$summary"
 echo "[gpu-run] $pass passed, $fail failed; summary in $summary" >&2
 [ $fail -eq 0 ] && [ $skipped -eq 0 ]
