@@ -1,6 +1,7 @@
 /*
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
- * class and with mixed sizes; capacity comes back after the frees.
+ * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
+ * its free pages straddle two pool words.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -117,6 +118,46 @@ static void test_exhaustion_mixed(void **state) {
   free(offs);
 }
 
+/* Runs are first searched inside single pool words (32 pages each), then across words
+ * (cldm_pool.clh): with only pages 30-33 free (two in each of the first two words), a 4-page
+ * run must still be found there, and a 2-page one inside either word. */
+static void test_run_across_words(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 4u << 20);
+  size_t pages = heap.usable_bytes / CLDM_PAGE_BYTES, requests = pages + 4;
+  assert_true(pages >= 64);
+  uint64_t *offs = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, CLDM_PAGE_BYTES, requests, offs, sizes), pages);
+  uint64_t first = first_page_offset(&heap);
+  uint64_t gone[4];
+  size_t n = 0;
+  for (size_t i = 0; i < requests; i++) {
+    if (offs[i] == CLDM_DTEST_NULL_OFF)
+      continue;
+    uint64_t page = (offs[i] - first) / CLDM_PAGE_BYTES;
+    if (page >= 30 && page <= 33) {
+      assert_true(n < 4);
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  }
+  assert_int_equal(n, 4);
+  run_free_offs(&heap, gone, n);
+  uint64_t run = malloc_one(&heap, 4 * CLDM_PAGE_BYTES);
+  assert_int_equal(run, first + 30u * CLDM_PAGE_BYTES);
+  run_free_offs(&heap, &run, 1);
+  uint64_t two = malloc_one(&heap, 2 * CLDM_PAGE_BYTES);
+  assert_true(two == first + 30u * CLDM_PAGE_BYTES || two == first + 32u * CLDM_PAGE_BYTES);
+  run_free_offs(&heap, &two, 1);
+  run_free_offs(&heap, offs, requests);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
 int main(int argc, char **argv) {
   int rc = alloc_fixture_args(argc, argv);
   if (rc)
@@ -124,6 +165,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exhaustion_per_class),
       cmocka_unit_test(test_exhaustion_mixed),
+      cmocka_unit_test(test_run_across_words),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }
