@@ -585,11 +585,13 @@ def main():
     out = ["# Benchmark suite: %s\n" % m.get("device", "?")]
     out.append("Run of %s on host `%s` (%s CPUs): `cldm-bench-suite` (OpenCL through the "
                "cl_ext_device_malloc layer) on **%s** (%s, %s; %s compute units), %s scale, "
-               "%.0f s.%s\n" % (m.get("date", "?"), m.get("host", "?"), m.get("host_cpus", "?"),
-                                m.get("device", "?"),
-                                m.get("platform", "?"), m.get("device_version", "?"),
-                                m.get("compute_units", "?"), m.get("scale", "?"),
-                                m.get("seconds", 0),
+               "%s.%s\n" % (m.get("date", "?"), m.get("host", "?"), m.get("host_cpus", "?"),
+                            m.get("device", "?"),
+                            m.get("platform", "?"), m.get("device_version", "?"),
+                            m.get("compute_units", "?"), m.get("scale", "?"),
+                            # a run stopped from outside never wrote its time (-1)
+                            "%.0f s" % m["seconds"] if m.get("seconds", 0) >= 0
+                            else "stopped before its end",
                                 (" `cldm-bench-cuda` (CUDA's device malloc, %s) on the same GPU "
                                  "in the same run, %.0f s." % (d.cuda_meta.get("device"),
                                                                d.cuda_meta.get("seconds", 0)))

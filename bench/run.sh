@@ -6,7 +6,8 @@
 # folder bench/results/<date>-<device>/ (or --out DIR).
 #
 #   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
-#                [--cuda PATH | --no-cuda] [--cuda-timeout SECONDS] [--prebuilt DIR]
+#                [--cuda PATH | --no-cuda] [--cuda-timeout SECONDS] [--opencl-timeout SECONDS]
+#                [--prebuilt DIR]
 #                [--layer LIB] [--note TEXT] [--no-plots] [--list-files] [-- SUITE OPTIONS...]
 #
 #   --prebuilt DIR  take the programs, kernels and layer from DIR, a build directory or a copy
@@ -16,6 +17,8 @@
 #                   route libcldm-ptx.so must lie next to it)
 #   --cuda-timeout  stop the CUDA program after SECONDS (CUDA's malloc takes minutes for some
 #                   cases); the rows it wrote stay and summary.md says so
+#   --opencl-timeout  the same for cldm-bench-suite (a case that does not finish loses only
+#                   itself and the cases after it; CUDA and the report still run)
 #   --list-files    print the files a prebuilt run needs (paths relative to the repository),
 #                   then exit
 # Options after -- go to cldm-bench-suite (e.g. -- --cases 1,4 --reps 3). The driver is taken
@@ -23,7 +26,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
-scale=full device="" out="" cuda="" no_cuda=0 cuda_timeout="" prebuilt="" layer="" note="" no_plots=0 list=0
+scale=full device="" out="" cuda="" no_cuda=0 cuda_timeout="" opencl_timeout="" prebuilt="" layer=""
+note="" no_plots=0 list=0
 extra=()
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -35,13 +39,14 @@ while [ $# -gt 0 ]; do
     --cuda) cuda=${2:?}; shift ;;
     --no-cuda) no_cuda=1 ;;
     --cuda-timeout) cuda_timeout=${2:?}; shift ;;
+    --opencl-timeout) opencl_timeout=${2:?}; shift ;;
     --prebuilt) prebuilt=${2:?}; shift ;;
     --layer) layer=${2:?}; shift ;;
     --note) note=${2:?}; shift ;;
     --no-plots) no_plots=1 ;;
     --list-files) list=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
   esac
   shift
@@ -100,10 +105,17 @@ log=$out/run.log
 echo "[bench] results: $out" | tee -a "$log" >&2
 
 status=0
-"$suite" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" --out "$out" \
-  "${extra[@]}" 2> >(tee -a "$log" >&2) || status=$?
+run_suite=("$suite")
+[ -n "$opencl_timeout" ] && run_suite=(timeout "$opencl_timeout" "$suite")
+"${run_suite[@]}" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
+  --out "$out" "${extra[@]}" 2> >(tee -a "$log" >&2) || status=$?
 wait
-[ -s "$out/opencl.csv" ] || die "cldm-bench-suite wrote no results (exit status $status)"
+if [ -n "$opencl_timeout" ] && [ $status = 124 ]; then # the rows written so far stay
+  echo "[bench] cldm-bench-suite: stopped after $opencl_timeout s (--opencl-timeout); the case" \
+       "it was in and those after it are left out" | tee -a "$log" >&2
+  note="${note:+$note }cldm-bench-suite was stopped after $opencl_timeout s (--opencl-timeout): OpenCL rows exist only for the cases it finished."
+fi
+[ -s "$out/opencl.meta.json" ] || die "cldm-bench-suite wrote no results (exit status $status)"
 
 # CUDA, on the same GPU, with the heap sizes the OpenCL run used.
 # a value of opencl.meta.json (one "key": value per line, as cldm-bench-suite writes it)
@@ -150,5 +162,5 @@ elif [ $no_plots = 1 ]; then
 fi
 "$py" "$root/bench/report.py" "${report_args[@]}" 2> >(tee -a "$log" >&2) || status=$((status ? status : $?))
 wait
-echo "[bench] summary: $out/summary.md" | tee -a "$log" >&2
+[ -s "$out/summary.md" ] && echo "[bench] summary: $out/summary.md" | tee -a "$log" >&2
 exit $status

@@ -6,16 +6,19 @@
 # archive (machines that hand back a few files only take it whole).
 #
 #   run-all.sh [-o OUTDIR] [-T TEST_SECONDS] [-B SUITE_SECONDS] [-s SCALES] [-c CUDA_SECONDS]
+#              [-O OPENCL_SECONDS]
 #     -o  where results.tgz goes (default: $OUT, else ./gpu-all)
 #     -T  time for the tests (default 150; 0 skips them)
 #     -B  time for the suite, all scales together (default 300; 0 skips it)
-#     -s  suite scales (default full), -c  seconds the CUDA program may run per scale (100)
+#     -s  suite scales (default full), -c  seconds the CUDA program may run per scale (100),
+#     -O  seconds the OpenCL suite may run per scale (100): a case that does not end loses only
+#         itself and those after it
 # results.tgz holds tests/ (summary.md, logs/), tests.log, bench/ (alloc.txt, suite-<scale>/),
 # bench.log and suite.log.
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-all}
-tests=150 suite=300 scales=full cuda=100
+tests=150 suite=300 scales=full cuda=100 opencl=100
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;
@@ -23,7 +26,9 @@ while [ $# -gt 0 ]; do
     -B) suite=$2; shift 2 ;;
     -s) scales=$2; shift 2 ;;
     -c) cuda=$2; shift 2 ;;
-    *) echo "usage: run-all.sh [-o DIR] [-T SECONDS] [-B SECONDS] [-s SCALES] [-c SECONDS]" >&2
+    -O) opencl=$2; shift 2 ;;
+    *) echo "usage: run-all.sh [-o DIR] [-T SECONDS] [-B SECONDS] [-s SCALES] [-c SECONDS]" \
+         "[-O SECONDS]" >&2
        exit 2 ;;
   esac
 done
@@ -39,8 +44,10 @@ fi
 timeout 300 sh "$root/run-bench.sh" -o "$res/bench" -s none > "$res/bench.log" 2>&1 || status=1
 tail -4 "$res/bench.log"
 if [ "$suite" != 0 ]; then
-  timeout "$suite" sh "$root/run-bench.sh" -o "$res/bench" -n 0 -s "$scales" -c "$cuda" \
-    > "$res/suite.log" 2>&1 || { status=1; echo "[run-all] the suite stopped (status $?)"; }
+  rc=0
+  timeout "$suite" sh "$root/run-bench.sh" -o "$res/bench" -n 0 -s "$scales" -c "$cuda" -O "$opencl" \
+    > "$res/suite.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { status=1; echo "[run-all] the suite ended with status $rc"; }
   tail -2 "$res/suite.log"
 fi
 tar -C "$res" -czf "$out/results.tgz" .

@@ -10,25 +10,29 @@
 #      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
 #      scale given.
 #
-#   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c CUDA_TIMEOUT] [-- SUITE OPTIONS]
+#   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c CUDA_TIMEOUT] [-O OPENCL_TIMEOUT]
+#                [-- SUITE OPTIONS]
 #     -o  results (default: $OUT, else ./gpu-bench): alloc.txt, alloc-heap-*.txt, suite-<scale>/ (bench/run.sh's
 #         folder: opencl.csv, cuda.csv, meta, summary.md; plots where matplotlib exists)
 #     -n  work-items of cldm_bench_alloc (default 1048576); 0 skips it
 #     -s  suite scales, comma-separated (default full); "none" skips the suite
 #     -c  seconds the CUDA program may run per scale (default 300)
+#     -O  seconds the OpenCL suite may run per scale (default: no limit); what it finished stays
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 [ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
 out=${OUT:-$PWD/gpu-bench}
-n=1048576 scales=full cuda_timeout=300
+n=1048576 scales=full cuda_timeout=300 opencl_timeout=""
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;
     -n) n=$2; shift 2 ;;
     -s) scales=$2; shift 2 ;;
     -c) cuda_timeout=$2; shift 2 ;;
+    -O) opencl_timeout=$2; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c SECONDS] [-- ...]" >&2
+    *) echo "usage: run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c SECONDS]" \
+         "[-O SECONDS] [-- ...]" >&2
        exit 2 ;;
   esac
 done
@@ -81,7 +85,8 @@ for scale in $(echo "$scales" | tr ',' ' '); do
   if [ $# -gt 0 ]; then set -- -- "$@"; fi
   "$root/bench-tree/bench/run.sh" --prebuilt "$root/bench-tree/build" --layer \
     "$root/lib/libcldm-layer.so" --scale "$scale" --out "$out/suite-$scale" \
-    --cuda-timeout "$cuda_timeout" "$@" || status=1
+    --cuda-timeout "$cuda_timeout" ${opencl_timeout:+--opencl-timeout "$opencl_timeout"} "$@" ||
+    status=1
   [ "${1:-}" = -- ] && shift
 done
 sed -i "s#$root/#<pack>/#g" "$out"/alloc.txt "$out"/suite-*/run.log 2>/dev/null

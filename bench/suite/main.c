@@ -198,10 +198,14 @@ int main(int argc, char **argv) {
           (unsigned long long)(plan.fill_heap >> 20), plan.n_max, plan.reps);
   double t0 = bs_now_us();
   uint64_t main_usable = 0, fill_usable = 0;
+  /* the meta data first (seconds -1: not finished), again when a heap's usable size is known,
+   * and at the end: a run stopped from outside (bench/run.sh --opencl-timeout) still has it */
+  bs_out_meta(o.out_dir, &d, &plan, main_usable, fill_usable, -1.0, cases);
   bs_session s;
   if (wanted(&o, 1) || wanted(&o, 2) || wanted(&o, 3) || wanted(&o, 7)) {
     bs_session_open(&s, &d, &plan, o.kernels_dir, plan.heap);
     main_usable = s.heap_usable;
+    bs_out_meta(o.out_dir, &d, &plan, main_usable, fill_usable, -1.0, cases);
     if (wanted(&o, 1)) {
       announce(1, "throughput: N work-items malloc S bytes each; free; malloc+free");
       bs_case_throughput(&s);
@@ -227,6 +231,7 @@ int main(int argc, char **argv) {
   if (wanted(&o, 4) || wanted(&o, 5) || wanted(&o, 6)) {
     bs_session_open(&s, &d, &plan, o.kernels_dir, plan.fill_heap);
     fill_usable = s.heap_usable;
+    bs_out_meta(o.out_dir, &d, &plan, main_usable, fill_usable, -1.0, cases);
     if (wanted(&o, 4)) {
       announce(4, "heap utilisation: S-byte blocks until NULL");
       bs_case_utilisation(&s);

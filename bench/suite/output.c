@@ -29,6 +29,7 @@ void bs_out_open(const char *out_dir) {
     exit(2);
   }
   fputs(header, csv);
+  fflush(csv); /* a run stopped before its first row still has a valid (empty) CSV */
 }
 
 void bs_out_close(void) {
