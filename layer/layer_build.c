@@ -172,11 +172,10 @@ static int cldm_build_has_option(const char *options, const char *word) {
 }
 
 /* Replaces the outcome of the record of c->program (under the source lock); takes `target`,
- * `log`, `module` and `report` over; returns the target it replaces (for the caller to
- * release), or NULL. */
-static cl_program cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_program target,
-                                         char *log, void *module, size_t module_size,
-                                         cldm_spirv_report *report) {
+ * `log`, `module` and `report` over, and releases the target it replaces (after the lock). */
+static void cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_program target,
+                                   char *log, void *module, size_t module_size,
+                                   cldm_spirv_report *report) {
   cl_program old = NULL;
   char *options = strdup(c->options ? c->options : "");
   cldm_source_lock();
@@ -209,8 +208,17 @@ static cl_program cldm_build_set_outcome(const cldm_build_call *c, int failed, c
   if (report)
     cldm_spirv_report_free(report);
   if (target)
-    old = target; /* the record is gone: the caller releases the new target instead */
-  return old;
+    old = target; /* the record is gone: the new target goes instead */
+  if (old)
+    clReleaseProgram_wrap(old);
+}
+
+/* The build of c failed with `log` (taken over): recorded, the callback told; returns `err`. */
+static cl_int cldm_build_fail(const cldm_build_call *c, char *log, cl_int err) {
+  cldm_build_set_outcome(c, 1, NULL, log, NULL, 0, NULL);
+  if (c->pfn_notify)
+    c->pfn_notify(c->program, c->user_data);
+  return err;
 }
 
 /* clBuildProgram / clCompileProgram of a source program the layer keeps (see the top). */
@@ -258,12 +266,9 @@ static cl_int cldm_build_source(cldm_build_call *c) {
         module = NULL;
       }
     }
-    cl_program old =
-        cldm_build_set_outcome(c, 0, NULL, NULL, module, module ? out.spirv_size : 0, &report);
+    cldm_build_set_outcome(c, 0, NULL, NULL, module, module ? out.spirv_size : 0, &report);
     if (err == CL_SUCCESS)
       cldm_clc_result_release(&out);
-    if (old)
-      clReleaseProgram_wrap(old);
     return cldm_build_next(c, c->program, c->options, 1);
   }
 
@@ -278,12 +283,7 @@ static cl_int cldm_build_source(cldm_build_call *c) {
     }
     cldm_log(CLDM_LOG_INFO, "program %p does not compile: %s", (void *)c->program, log ? log : "");
     cldm_clc_result_release(&out);
-    cl_program old = cldm_build_set_outcome(c, 1, NULL, log, NULL, 0, NULL);
-    if (old)
-      clReleaseProgram_wrap(old);
-    if (c->pfn_notify)
-      c->pfn_notify(c->program, c->user_data);
-    return diag;
+    return cldm_build_fail(c, log, diag);
   }
 
   cldm_spirv_report report = {0};
@@ -293,9 +293,7 @@ static cl_int cldm_build_source(cldm_build_call *c) {
     free(module);
     cldm_spirv_report_free(&report);
     cldm_clc_result_release(&out);
-    cl_program old = cldm_build_set_outcome(c, 0, NULL, NULL, NULL, 0, NULL);
-    if (old)
-      clReleaseProgram_wrap(old);
+    cldm_build_set_outcome(c, 0, NULL, NULL, NULL, 0, NULL);
     return cldm_build_next(c, c->program, c->options, 1);
   }
   memcpy(module, out.spirv, out.spirv_size);
@@ -312,9 +310,7 @@ static cl_int cldm_build_source(cldm_build_call *c) {
     }
     snprintf(opts, n + 40, "%s%s-D cl_ext_device_malloc=1", c->options ? c->options : "",
              n ? " " : "");
-    cl_program old = cldm_build_set_outcome(c, 0, NULL, NULL, module, module_size, &report);
-    if (old)
-      clReleaseProgram_wrap(old);
+    cldm_build_set_outcome(c, 0, NULL, NULL, module, module_size, &report);
     err = cldm_build_next(c, c->program, opts, 1);
     free(opts);
     return err;
@@ -333,14 +329,10 @@ static cl_int cldm_build_source(cldm_build_call *c) {
     free(module);
     cldm_spirv_report_free(&report);
     cldm_clc_result_release(&out);
-    cl_program old = cldm_build_set_outcome(c, 1, NULL, log, NULL, 0, NULL);
-    if (old)
-      clReleaseProgram_wrap(old);
-    if (c->pfn_notify)
-      c->pfn_notify(c->program, c->user_data);
-    return err == CL_OUT_OF_HOST_MEMORY ? err
-           : c->compile                 ? CL_COMPILE_PROGRAM_FAILURE
-                                        : CL_BUILD_PROGRAM_FAILURE;
+    return cldm_build_fail(c, log,
+                           err == CL_OUT_OF_HOST_MEMORY ? err
+                           : c->compile                 ? CL_COMPILE_PROGRAM_FAILURE
+                                                        : CL_BUILD_PROGRAM_FAILURE);
   }
   if (cldm_build_has_option(c->options, "-cl-kernel-arg-info")) {
     cldm_arg_table args;
@@ -358,9 +350,7 @@ static cl_int cldm_build_source(cldm_build_call *c) {
   else
     err = clBuildProgram_wrap(target, c->num_devices, c->devices, opts, NULL, NULL);
   free(opts);
-  cl_program old = cldm_build_set_outcome(c, 0, target, warnings, module, module_size, &report);
-  if (old)
-    clReleaseProgram_wrap(old);
+  cldm_build_set_outcome(c, 0, target, warnings, module, module_size, &report);
   cldm_log(CLDM_LOG_INFO, "program %p: built from its compiled module as program %p (%d)",
            (void *)c->program, (void *)target, err);
   if (c->pfn_notify)

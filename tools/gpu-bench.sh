@@ -39,17 +39,9 @@ done
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/vendors"
-echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$work/vendors/nvidia.icd"
-unset OCL_ICD_FILENAMES
-active=$work/fallback
-mkdir -p "$active"
-for f in "$root"/lib/fallback/*; do
-  [ -e "$f" ] || continue
-  so=$(basename "$f")
-  ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64" || ln -sf "$f" "$active/$so"
-done
-LD_LIBRARY_PATH=$root/lib/ocl-icd:$root/lib:$active
+. "$root/env.sh"
+cldm_pack_vendors "$work/vendors"
+LD_LIBRARY_PATH=$root/lib/ocl-icd:$root/lib:$(cldm_pack_fallbacks "$root" "$work/fallback")
 OCL_ICD_VENDORS=$work/vendors
 CLDM_LIBCLC_DIR=$root/share/clc
 CLDM_CACHE_DIR=$work/ptx-cache

@@ -19,6 +19,7 @@
 #                   and the demo, under ocl-icd and the Khronos loader, with the layer
 #   tests.list      those tests, as ctest lists them; data/ their SPIR-V
 #   run-bench.sh    tools/gpu-bench.sh: cldm_bench_alloc and the benchmark suite (with CUDA)
+#   env.sh          tools/gpu-env.sh: the functions the scripts above share
 #   run-all.sh      tools/gpu-all.sh: both of the above in one session, in time limits, into
 #                   one results.tgz
 #   bench-tree/     the benchmark suite for `bench-tree/bench/run.sh --prebuilt bench-tree/build`
@@ -114,6 +115,7 @@ python3 "$root/tools/gpu-tests.py" "$build" > "$top/tests.list"
 cp "$root/tools/gpu-run.sh" "$top/run-tests.sh"
 cp "$root/tools/gpu-bench.sh" "$top/run-bench.sh"
 cp "$root/tools/gpu-all.sh" "$top/run-all.sh"
+cp "$root/tools/gpu-env.sh" "$top/env.sh"
 chmod +x "$top/run-tests.sh" "$top/run-bench.sh" "$top/run-all.sh"
 (cd "$build" && find tests/e2e/kernels examples/spv -name '*.spv' &&
   ls tests/device/alloc_test.cldm_alloc.cl12.spir64.spv \
@@ -163,16 +165,10 @@ cat > "$top/run.sh" <<'EOF'
 # only where the machine lacks them (ldconfig -p).
 set -eu
 root=$(cd "$(dirname "$0")" && pwd)
+. "$root/env.sh"
 active=$root/lib/.fallback-active
 mkdir -p "$active" 2>/dev/null || active=$(mktemp -d)
-for f in "$root"/lib/fallback/*; do
-  [ -e "$f" ] || continue
-  so=$(basename "$f")
-  if ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64"; then
-    ln -sf "$f" "$active/$so"
-  fi
-done
-LD_LIBRARY_PATH=$root/lib:$active${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+LD_LIBRARY_PATH=$root/lib:$(cldm_pack_fallbacks "$root" "$active")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 CLDM_LIBCLC_DIR=$root/share/clc
 PATH=$root/bin:$PATH
 OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libnvidia-opencl.so.1}

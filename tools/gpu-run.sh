@@ -38,18 +38,9 @@ trap 'rm -rf "$work"' EXIT
 # loaders). The loaders are the pack's own (lib/ocl-icd: Debian 12's ocl-icd 2.3.1,
 # lib/khronos: the Khronos loader of tools/deps.sh), not whatever libOpenCL.so.1 the machine
 # has (summary.md names that one).
-mkdir -p "$work/vendors"
-echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$work/vendors/nvidia.icd"
-unset OCL_ICD_FILENAMES
-# libraries the machine lacks (lib/fallback), as run.sh does
-active=$work/fallback
-mkdir -p "$active"
-for f in "$root"/lib/fallback/*; do
-  [ -e "$f" ] || continue
-  so=$(basename "$f")
-  ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64" || ln -sf "$f" "$active/$so"
-done
-base_llp=$root/lib:$active
+. "$root/env.sh"
+cldm_pack_vendors "$work/vendors"
+base_llp=$root/lib:$(cldm_pack_fallbacks "$root" "$work/fallback")
 
 summary=$out/summary.md
 suite_of() { case $1 in device_alloc_*) echo allocator ;; *) echo e2e ;; esac; }

@@ -1,0 +1,24 @@
+# tools/gpu-env.sh — shell functions the scripts of a pack (tools/gpu-pack.sh) source, copied
+# into it as env.sh: the pack's fallback libraries and an ICD vendors directory with NVIDIA's
+# driver only. POSIX sh.
+
+# cldm_pack_fallbacks ROOT DIR: links into DIR the libraries of ROOT/lib/fallback/ that the
+# machine lacks (ldconfig -p), so that newer system copies win; prints DIR.
+cldm_pack_fallbacks() {
+  mkdir -p "$2"
+  for f in "$1"/lib/fallback/*; do
+    [ -e "$f" ] || continue
+    so=$(basename "$f")
+    ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so (.*x86-64" || ln -sf "$f" "$2/$so"
+  done
+  echo "$2"
+}
+
+# cldm_pack_vendors DIR: makes DIR a vendors directory (OCL_ICD_VENDORS, read by both loaders)
+# naming NVIDIA's ICD only (CLDM_GPU_RUN_ICD names another, to try a pack with pocl), and
+# unsets OCL_ICD_FILENAMES, which would override it.
+cldm_pack_vendors() {
+  mkdir -p "$1"
+  echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$1/nvidia.icd"
+  unset OCL_ICD_FILENAMES
+}
