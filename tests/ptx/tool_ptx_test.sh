@@ -7,48 +7,26 @@ set -u
 tool=$1 ex=$2 kernels=$3 lib=$4 nm=$5 out=$6 ptxas=${7:-}
 tmp=$(mktemp -d "$out/tool-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() {
-  name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>&1
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want"
-    sed 's/^/    /' "$tmp/out"
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"
-  fi
-}
-# expect NAME FILE TEXT: FILE contains TEXT
-expect() {
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: $2 lacks: $3"
-    sed 's/^/    /' "$2" | head -20
-    fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/../common/tool_check.sh"
 
 # an allocating module is lowered (cl12 variant) and translated in one go
 check demo 0 "$tool" ptx "$ex/lists.spv" -o "$tmp/lists.ptx"
-expect demo "$tmp/lists.ptx" ".target sm_86, texmode_independent"
-expect demo "$tmp/lists.ptx" ".entry build_lists("
-expect demo "$tmp/lists.ptx" ".entry consume_lists("
-expect demo "$tmp/lists.ptx" "%envreg3"
+expect_file demo "$tmp/lists.ptx" ".target sm_86, texmode_independent"
+expect_file demo "$tmp/lists.ptx" ".entry build_lists("
+expect_file demo "$tmp/lists.ptx" ".entry consume_lists("
+expect_file demo "$tmp/lists.ptx" "%envreg3"
 if grep -q "membar.cta" "$tmp/lists.ptx"; then
   echo "FAIL demo: membar.cta in the PTX"; fails=$((fails + 1))
 fi
 check demo-stdout 0 "$tool" ptx --sm 90 "$ex/lists.spv"
-expect demo-stdout "$tmp/out" ".entry build_lists("
+expect_file demo-stdout "$tmp/out" ".entry build_lists("
 if ! cmp -s "$tmp/out" "$tmp/lists.ptx"; then
   echo "FAIL demo-stdout: --sm 90 differs from the default (both sm_86 PTX)"; fails=$((fails + 1))
 fi
 check sm75 0 "$tool" ptx --sm sm_75 "$ex/lists.spv" -o "$tmp/l75.ptx"
-expect sm75 "$tmp/l75.ptx" ".target sm_75, texmode_independent"
+expect_file sm75 "$tmp/l75.ptx" ".target sm_75, texmode_independent"
 check sm80-dotted 0 "$tool" ptx --sm 8.0 "$ex/producer.spv" -o "$tmp/p80.ptx"
-expect sm80-dotted "$tmp/p80.ptx" ".target sm_80, texmode_independent"
+expect_file sm80-dotted "$tmp/p80.ptx" ".target sm_80, texmode_independent"
 check opt-disable 0 "$tool" ptx --options "-cl-opt-disable" "$ex/lists.spv" -o "$tmp/l0.ptx"
 if cmp -s "$tmp/l0.ptx" "$tmp/lists.ptx"; then
   echo "FAIL opt-disable: same PTX as optimised"; fails=$((fails + 1))
@@ -61,17 +39,17 @@ fi
 
 # refusals and usage
 check ordered-variant 1 "$tool" ptx --features cl20 "$ex/lists.spv" -o "$tmp/x.ptx"
-expect ordered-variant "$tmp/out" "CLDM_PTX_E_UNSUPPORTED"
-expect ordered-variant "$tmp/out" "memory semantics"
+expect_file ordered-variant "$tmp/out" "CLDM_PTX_E_UNSUPPORTED"
+expect_file ordered-variant "$tmp/out" "memory semantics"
 check image 1 "$tool" ptx "$kernels/image.spv" -o "$tmp/x.ptx"
-expect image "$tmp/out" "images and samplers are not supported by the PTX path"
+expect_file image "$tmp/out" "images and samplers are not supported by the PTX path"
 check bad-sm 2 "$tool" ptx --sm x86 "$ex/lists.spv"
-expect bad-sm "$tmp/out" "--sm takes a compute capability"
+expect_file bad-sm "$tmp/out" "--sm takes a compute capability"
 check missing-input 3 "$tool" ptx "$tmp/none.spv"
 printf 'garbage!' > "$tmp/garbage.spv"
 check garbage 1 "$tool" ptx "$tmp/garbage.spv"
 check no-libclc 5 env CLDM_LIBCLC_DIR=/nonexistent "$tool" ptx "$ex/producer.spv" -o "$tmp/x.ptx"
-expect no-libclc "$tmp/out" "nvptx64--nvidiacl.bc not found"
+expect_file no-libclc "$tmp/out" "nvptx64--nvidiacl.bc not found"
 
 # the library exports one symbol
 "$nm" -D --defined-only "$lib" | awk '{print $NF}' > "$tmp/syms"
@@ -81,5 +59,4 @@ else
   echo "ok   exports"
 fi
 
-[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
-echo "all checks passed"
+check_summary

@@ -6,30 +6,9 @@ set -u
 tool=$1 data=$2 val=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# check NAME EXPECTED_EXIT COMMAND...: output (stdout+stderr) in $tmp/out
-check() {
-  name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>&1
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want"
-    sed 's/^/    /' "$tmp/out"
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+. "$(dirname "$0")/../common/tool_check.sh"
 # expect NAME TEXT: the last check's output contains TEXT
-expect() {
-  if ! grep -qF -- "$2" "$tmp/out"; then
-    echo "FAIL $1: output lacks: $2"
-    sed 's/^/    /' "$tmp/out"
-    fails=$((fails + 1))
-  fi
-}
+expect() { expect_file "$1" "$tmp/out" "$2"; }
 
 check no-command 2 "$tool"
 expect no-command "no command given"
@@ -111,8 +90,4 @@ check builtin-cl12-validates 0 "$val" --target-env spv1.5 "$tmp/b12.spv"
 check bad-feature 2 "$tool" lower --features warp -o "$tmp/x.spv" "$data/alloc64.spv"
 expect bad-feature "unknown feature 'warp'"
 
-if [ "$fails" -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+check_summary
