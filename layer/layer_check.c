@@ -92,7 +92,7 @@ int cldm_check_report_heap(const char *when, const void *heap, size_t n, uint64_
                            uint64_t *damaged_out) {
   cldm_check_block first[CLDM_CHECK_FIRST_BLOCKS], damaged[CLDM_CHECK_FIRST_BLOCKS];
   cldm_check_scan scan;
-  if (cldm_check_heap_scan(heap, n, &scan, first, CLDM_CHECK_FIRST_BLOCKS, damaged,
+  if (cldm_check_heap_scan(heap, n, base, &scan, first, CLDM_CHECK_FIRST_BLOCKS, damaged,
                            CLDM_CHECK_FIRST_BLOCKS) != 0) {
     fprintf(stderr, "cl_ext_device_malloc: %s: the heap's header is damaged: not inspected\n",
             when);

@@ -162,8 +162,9 @@ uint64_t cldm_check_heap_base(const void *heap, size_t n) {
   return log.base;
 }
 
-int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_check_block *blocks,
-                         size_t max_blocks, cldm_check_block *damaged, size_t max_damaged) {
+int cldm_check_heap_scan(const void *heap, size_t n, uint64_t base, cldm_check_scan *out,
+                         cldm_check_block *blocks, size_t max_blocks, cldm_check_block *damaged,
+                         size_t max_damaged) {
   const unsigned char *h = heap;
   cldm_heap_header hd;
   if (!h || !out || (max_blocks && !blocks) || (max_damaged && !damaged) || n < sizeof hd)
@@ -175,11 +176,8 @@ int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_
       hd.descs_offset + 4ull * hd.num_pages > hd.pages_offset ||
       hd.bitmaps_offset + (uint64_t)CLDM_SLOT_BITMAP_BYTES * hd.num_pages > hd.pages_offset)
     return -1;
-  /* page 0 where the device put it: the first 64 KiB-aligned device address of the page area
-   * (cldm_heap_pages_pad), from the heap's address as the checked allocator recorded it (0
-   * while no allocation ran: then no page holds anything) */
-  uint64_t first = hd.pages_offset +
-                   cldm_heap_pages_pad((uint32_t)(cldm_check_heap_base(h, n) + hd.pages_offset));
+  /* page 0 where the device put it for the heap's device address (cldm_heap_pages_pad) */
+  uint64_t first = hd.pages_offset + cldm_heap_pages_pad((uint32_t)(base + hd.pages_offset));
   if (first > n || (n - first) / CLDM_PAGE_BYTES < hd.num_pages)
     return -1;
   memset(out, 0, sizeof *out);

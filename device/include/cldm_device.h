@@ -235,12 +235,14 @@ typedef struct cldm_check_scan {
   uint64_t damaged;    /* of them, blocks whose guard bytes or trailer were overwritten */
 } cldm_check_scan;
 
-/* Inspects `n` bytes read from a heap's base (the whole buffer): every live allocation, in
+/* Inspects `n` bytes read from a heap's base (the whole buffer) whose device address is `base`
+ * (where its pages lie: cldm_heap_first_page; 0 while unknown): every live allocation, in
  * address order; the first `max_blocks` are stored into blocks[] (NULL with 0), and, on a
  * checked heap, the first `max_damaged` damaged ones into damaged[] (NULL with 0). Returns 0,
  * or -1 if the bytes are not a heap of this layout or n does not cover its pages. */
-int cldm_check_heap_scan(const void *heap, size_t n, cldm_check_scan *out, cldm_check_block *blocks,
-                         size_t max_blocks, cldm_check_block *damaged, size_t max_damaged);
+int cldm_check_heap_scan(const void *heap, size_t n, uint64_t base, cldm_check_scan *out,
+                         cldm_check_block *blocks, size_t max_blocks, cldm_check_block *damaged,
+                         size_t max_damaged);
 
 #ifdef __cplusplus
 }

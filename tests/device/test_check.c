@@ -220,7 +220,8 @@ static void test_scan(void **state) {
   img_arm(&m, run, 2 * CLDM_PAGE_BYTES - 256, 70000);
   cldm_check_scan s;
   cldm_check_block blocks[8], damaged[8];
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, blocks, 8, damaged, 8), 0);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, 0, &s, blocks, 8, damaged, 8),
+                   0);
   assert_int_equal(s.live, 4);
   assert_int_equal(s.live_bytes, 20 + 32 + 1 + 70000);
   assert_int_equal(s.damaged, 0);
@@ -236,7 +237,8 @@ static void test_scan(void **state) {
   m.bytes[pages + 33 * 48 + 44] ^= 1;
   m.bytes[run + 70000 + CLDM_CHECK_GUARD_MAX_BYTES - 1] = 0;
   m.bytes[run + 70000 + CLDM_CHECK_GUARD_MAX_BYTES] = 0; /* past the checked guard: not seen */
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, blocks, 1, damaged, 8), 0);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, 0, &s, blocks, 1, damaged, 8),
+                   0);
   assert_int_equal(s.live, 4);
   assert_int_equal(s.damaged, 3);
   assert_int_equal(damaged[0].offset, pages);
@@ -248,12 +250,12 @@ static void test_scan(void **state) {
   img_desc(&m, m.g.num_pages - 1, 65, 1); /* class 64 (18432 B) spans two pages */
   img_bitmap_word(&m, m.g.num_pages - 1, 0, 1);
   img_bitmap_word(&m, 2, 0, m.g.num_pages);
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, NULL, 0, NULL, 0), 0);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, 0, &s, NULL, 0, NULL, 0), 0);
   assert_int_equal(s.live, 3);
   /* a damaged header, a short read */
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.pages_offset, &s, NULL, 0, NULL, 0), -1);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.pages_offset, 0, &s, NULL, 0, NULL, 0), -1);
   m.bytes[0] ^= 1;
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, NULL, 0, NULL, 0), -1);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, 0, &s, NULL, 0, NULL, 0), -1);
   free(m.bytes);
 }
 
@@ -267,7 +269,7 @@ static void test_scan_unchecked(void **state) {
   memset(m.bytes + pages + CLDM_PAGE_BYTES, 0x11, CLDM_PAGE_BYTES); /* no guards */
   cldm_check_scan s;
   cldm_check_block blocks[4];
-  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, &s, blocks, 4, NULL, 0), 0);
+  assert_int_equal(cldm_check_heap_scan(m.bytes, m.g.buffer_bytes, 0, &s, blocks, 4, NULL, 0), 0);
   assert_int_equal(s.live, 2);
   assert_int_equal(s.live_bytes, 32);
   assert_int_equal(s.damaged, 0);

@@ -444,8 +444,6 @@ static void test_checked_allocator(void **state) {
   size_t size;
   cl_program p = create(e2e_dir, "alloc_basic.spv", &il, &size);
   char *ptx = program_binary(p);
-  if (getenv("CLDM_TEST_PRINT_PTX"))
-    fputs(ptx, stdout);
   assert_non_null(strstr(ptx, ".entry "));
   assert_non_null(strstr(ptx, " fill:2"));
   assert_null(strstr(ptx, ".extern"));
