@@ -13,9 +13,11 @@
 
 enum { BP_QUICK = 0, BP_MEDIUM = 1, BP_FULL = 2 };
 
-/* Largest heap the allocator accepts, rounded down to a power of two: 32 GiB (its limit is
- * 64 GiB - 64 KiB, spec 1.2). */
-#define BP_HEAP_CAP ((uint64_t)32 << 30)
+/* Largest main heap of a run: 16 GiB, so that CUDA's side runs with the same heap (on the H200
+ * with driver 580, cudaDeviceSetLimit(cudaLimitMallocHeapSize) keeps at most 17681179680 bytes,
+ * 16.47 GiB, whatever is asked). The allocator itself takes up to 64 GiB - 64 KiB (spec 1.2):
+ * --heap runs larger ones. */
+#define BP_HEAP_CAP ((uint64_t)16 << 30)
 #define BP_MIN_ITEMS 32u
 
 typedef struct bp_plan {
@@ -53,7 +55,7 @@ static inline uint64_t bp_min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* The plan for `scale` on a device whose largest buffer is max_alloc bytes and whose memory
  * is global_mem bytes: the main heap is the largest power of two within max_alloc, a quarter
- * of global_mem and 32 GiB (capped at 64 MiB quick, 1 GiB medium); heap / fill_heap, when not
+ * of global_mem and 16 GiB (capped at 64 MiB quick, 1 GiB medium); heap / fill_heap, when not
  * 0, replace the computed sizes. */
 static inline void bp_plan_init(bp_plan *p, int scale, uint64_t max_alloc, uint64_t global_mem,
                                 uint64_t heap, uint64_t fill_heap) {

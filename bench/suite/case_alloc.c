@@ -156,8 +156,13 @@ static void run_case(bs_session *s, batch *list, int count) {
   for (int r = -1; r < s->plan->reps; r++) {
     double t0 = bs_now_us();
     for (int i = 0; i < count; i++)
-      if (r < 0 || !list[i].failed)
+      if (r < 0 || !list[i].failed) {
+        double t1 = bs_now_us();
         run_rep(s, &list[i], r);
+        if (r < 0) /* so that a launch shape that takes long shows which it is */
+          bs_progress(list[i].case_name, "warm-up S=%-7u N=%-7u %s%.2f s", list[i].size, list[i].n,
+                      list[i].param[0] ? list[i].param : "", (bs_now_us() - t1) / 1e6);
+      }
     if (r < 0)
       bs_progress(list[0].case_name, "warm-up: %d launch shapes, %.1f s", count,
                   (bs_now_us() - t0) / 1e6);

@@ -169,7 +169,7 @@ static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_bl
     uint bytes = cldm_class_bytes(kind - 1u);
     b->slot = in_span / bytes;
     b->bytes = bytes;
-    return b->slot * bytes == in_span && b->slot < cldm_class_slots(kind - 1u);
+    return b->slot * bytes == in_span && b->slot < cldm_class_slots(kind - 1u, h->num_pages);
   }
   if (kind == CLDM_DESC_KIND_LARGE_HEAD) {
     b->slot = 0u;

@@ -232,8 +232,8 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
       if (page >= h.num_pages)
         continue;
       memcpy(&d, descs + 4 * (size_t)page, 4);
-      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c))
-        live -= cldm_class_slots(c) - tick;
+      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages))
+        live -= cldm_class_slots(c, h.num_pages) - tick;
     }
   out->live_allocations = live;
   out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;
