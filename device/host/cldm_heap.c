@@ -32,7 +32,8 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
   g->num_shards = cldm_heap_shards(num_pages);
   g->w_offset = (uint32_t)off;
-  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * g->num_shards, CLDM_META_ALIGN);
+  /* the shard rows, then the class row (shard levels, 0 in the image) */
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 1u), CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;

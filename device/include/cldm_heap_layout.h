@@ -75,7 +75,10 @@ typedef uint64_t cldm_u64;
 /* ---- current pages: one 64-bit word per (shard, class) ----------------------------------- */
 /* bits 31..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bits 63..32: tickets issued
  * (ticket t < slots names slot t). Rows of CLDM_W_ROW_WORDS words (640 bytes: shards share no
- * 64-byte line); word CLDM_W_CURSOR of a row holds the shard's pool cursor (low 32 bits). */
+ * 64-byte line); word CLDM_W_CURSOR of a row holds the shard's pool cursor (low 32 bits).
+ * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
+ * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
+ * (device/cl/cldm_slab.clh, cldm_class_grow). */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
