@@ -44,15 +44,17 @@ typedef uint64_t cldm_u64;
  * A slab is what one refill of a current slab hands out, so there the larger classes' refills
  * come up to 8 times rarer (at 4 KiB: one per 128 allocations rather than per 16, which a warp
  * of 32 callers would use up twice). Smaller heaps keep small slabs: one slab of every class
- * takes 150 pages with them, 328 with large ones, more than an 8 MiB heap has. */
+ * takes 150 pages with them, 328 with large ones, more than an 8 MiB heap has, and a heap of
+ * 256 MiB filled with random sizes 16 B - 8 KiB and some runs lost blocks to partly used large
+ * slabs (on the H200). */
 #define CLDM_NUM_CLASSES 72u
 #define CLDM_MAX_CLASS_BYTES 32768u   /* larger requests take runs of whole pages */
 #define CLDM_SLOTS_PER_PAGE_MAX 4096u /* 16-byte class: 65536 / 16 */
 #define CLDM_SLOT_BITMAP_WORDS 128u   /* 4096 bits: one bitmap per page (used by span heads) */
 #define CLDM_SLOT_BITMAP_BYTES (CLDM_SLOT_BITMAP_WORDS * 4u)
 #define CLDM_SPAN_PAGES_MAX 8u
-#define CLDM_SLAB_SLOTS_MIN 128u   /* slots a slab of a large heap holds, where 8 pages allow */
-#define CLDM_BIG_SLABS_PAGES 4096u /* large heap: at least 256 MiB of pages */
+#define CLDM_SLAB_SLOTS_MIN 128u    /* slots a slab of a large heap holds, where 8 pages allow */
+#define CLDM_BIG_SLABS_PAGES 16384u /* large heap: at least 1 GiB of pages */
 
 /* ---- page descriptor (one 32-bit word per page) ------------------------------------------ */
 /* bits 31..24: kind; bits 23..0: count.
