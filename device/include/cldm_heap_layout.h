@@ -165,6 +165,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
+#define CLDM_HDR_WORD_SPREAD 19u         /* pad1[0]: calls of the cl20spread test variant */
 #define cldm_hdr_check_offset(hd) ((hd).pad3[0])
 #define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
 
