@@ -76,10 +76,6 @@
  */
 #include "cldm_heap_layout.h"
 
-#ifndef CLDM_SHARD_SPREAD /* 1: the cl20spread test variant (device/CMakeLists.txt) */
-#define CLDM_SHARD_SPREAD 0
-#endif
-
 #include "cldm_atomic.clh"
 #include "cldm_heap.clh"
 #include "cldm_group.clh"
