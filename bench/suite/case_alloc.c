@@ -160,8 +160,9 @@ static void run_case(bs_session *s, batch *list, int count) {
         double t1 = bs_now_us();
         run_rep(s, &list[i], r);
         if (r < 0) /* so that a launch shape that takes long shows which it is */
-          bs_progress(list[i].case_name, "warm-up S=%-7u N=%-7u %s%.2f s", list[i].size, list[i].n,
-                      list[i].param[0] ? list[i].param : "", (bs_now_us() - t1) / 1e6);
+          bs_progress(list[i].case_name, "warm-up S=%-7u N=%-7u %s%s%.2f s", list[i].size,
+                      list[i].n, list[i].param, list[i].param[0] ? " " : "",
+                      (bs_now_us() - t1) / 1e6);
       }
     if (r < 0)
       bs_progress(list[0].case_name, "warm-up: %d launch shapes, %.1f s", count,
