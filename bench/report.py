@@ -610,6 +610,18 @@ def main():
                   "usable sizes", " and `cudaDeviceSetLimit(cudaLimitMallocHeapSize)`" if d.has_cuda else "",
                   m.get("n_max"), m.get("local_size"), "; CUDA events" if d.has_cuda else "",
                   m.get("reps")))
+    budgets = [x for x in (m.get("budget_s"), (d.cuda_meta or {}).get("budget_s")) if x]
+    if budgets:
+        out.append("Cases 1-3 ran with a time budget of %g s per case (`--budget`): launch "
+                   "shapes reached after it are missing from the tables, and figures after the "
+                   "budget ran out rest on fewer repetitions (the CSV's `reps` column); run.log "
+                   "lists what was skipped.\n" % max(budgets))
+    stopped = [(impl, x.get("stopped")) for impl, x in (("OpenCL", m), ("CUDA", d.cuda_meta or {}))
+               if x.get("stopped")]
+    if stopped:
+        out.append("Each case ran in a process of its own with a time limit (`--case-timeout`); "
+                   "stopped before their end: %s.\n"
+                   % "; ".join("%s case(s) %s" % (impl, c) for impl, c in stopped))
     out.append("**Ratios** are time ratios A ÷ B of one run: above 1, A is slower. "
                "\"÷ bump\": against a bump-pointer kernel (one atomic_add per block, no reuse: the "
                "ceiling); \"÷ prealloc\": against writing preallocated buffers (no allocation)"

@@ -7,7 +7,7 @@
 #
 #   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
 #                [--cuda PATH | --no-cuda] [--cuda-timeout SECONDS] [--opencl-timeout SECONDS]
-#                [--prebuilt DIR]
+#                [--case-timeout SECONDS] [--budget SECONDS] [--prebuilt DIR]
 #                [--layer LIB] [--note TEXT] [--no-plots] [--list-files] [-- SUITE OPTIONS...]
 #
 #   --prebuilt DIR  take the programs, kernels and layer from DIR, a build directory or a copy
@@ -19,14 +19,23 @@
 #                   cases); the rows it wrote stay and summary.md says so
 #   --opencl-timeout  the same for cldm-bench-suite (a case that does not finish loses only
 #                   itself and the cases after it; CUDA and the report still run)
+#   --case-timeout  run every case of both programs in a process of its own, stopped after
+#                   SECONDS: a case that does not finish loses only itself (bench/merge.py
+#                   joins the parts; instead of --opencl-timeout and --cuda-timeout)
+#   --budget        cases 1-3 of both programs: a soft limit per case (shapes reached after it
+#                   are skipped, repetitions after the first stop), so that a slow case reports
+#                   what it measured
 #   --list-files    print the files a prebuilt run needs (paths relative to the repository),
 #                   then exit
+# Exit status: 0 done, 1 a correctness check failed, 2 an error, 3 a case stopped by
+# --case-timeout (the report is written all the same).
 # Options after -- go to cldm-bench-suite (e.g. -- --cases 1,4 --reps 3). The driver is taken
 # from OCL_ICD_VENDORS / OCL_ICD_FILENAMES when set, else from tools/env.sh's pocl (the dev set-up).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
 scale=full device="" out="" cuda="" no_cuda=0 cuda_timeout="" opencl_timeout="" prebuilt="" layer=""
+case_timeout="" budget=""
 note="" no_plots=0 list=0
 extra=()
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
@@ -40,18 +49,36 @@ while [ $# -gt 0 ]; do
     --no-cuda) no_cuda=1 ;;
     --cuda-timeout) cuda_timeout=${2:?}; shift ;;
     --opencl-timeout) opencl_timeout=${2:?}; shift ;;
+    --case-timeout) case_timeout=${2:?}; shift ;;
+    --budget) budget=${2:?}; shift ;;
     --prebuilt) prebuilt=${2:?}; shift ;;
     --layer) layer=${2:?}; shift ;;
     --note) note=${2:?}; shift ;;
     --no-plots) no_plots=1 ;;
     --list-files) list=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
   esac
   shift
 done
 case $scale in quick|medium|full) ;; *) die "--scale quick|medium|full" ;; esac
+[ -n "$case_timeout" ] && { [ -n "$cuda_timeout" ] || [ -n "$opencl_timeout" ]; } &&
+  die "--case-timeout replaces --cuda-timeout and --opencl-timeout"
+# per-case mode: the cases asked for after -- (--cases LIST), taken out of the suite's options
+case_list=1,2,3,4,5,6,7,8
+if [ -n "$case_timeout" ]; then
+  rest=()
+  for ((i = 0; i < ${#extra[@]}; i++)); do
+    if [ "${extra[i]}" = --cases ] && [ $((i + 1)) -lt ${#extra[@]} ]; then
+      case_list=${extra[i + 1]}; i=$((i + 1))
+    else
+      rest+=("${extra[i]}")
+    fi
+  done
+  extra=(${rest[@]+"${rest[@]}"})
+fi
+[ -n "$budget" ] && extra+=(--budget "$budget")
 [ -n "$prebuilt" ] && build=$(cd "$prebuilt" && pwd)
 
 # The files a run needs, relative to the build directory (the layer unless --layer names one;
@@ -61,7 +88,7 @@ build_files=(bench/suite/cldm-bench-suite bench/suite/kernels/alloc.spv
   bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv)
 layer_file=layer/libcldm-layer.so
 optional_files=(layer/libcldm-ptx.so bench/cuda/cldm-bench-cuda)
-source_files=(bench/run.sh bench/report.py)
+source_files=(bench/run.sh bench/report.py bench/merge.py)
 
 if [ $list = 1 ]; then
   rel=${build#"$root"/}
@@ -105,11 +132,42 @@ log=$out/run.log
 echo "[bench] results: $out" | tee -a "$log" >&2
 
 status=0
-run_suite=("$suite")
-[ -n "$opencl_timeout" ] && run_suite=(timeout "$opencl_timeout" "$suite")
-"${run_suite[@]}" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
-  --out "$out" "${extra[@]}" 2> >(tee -a "$log" >&2) || status=$?
-wait
+# per_case IMPL COMMAND...: COMMAND once per case of case_list (--cases C --out a part folder
+# of its own), each stopped after case_timeout seconds, then the parts merged into $out
+per_case() {
+  local impl=$1 c rc stopped="" parts=()
+  shift
+  for c in ${case_list//,/ }; do
+    parts+=("$out/parts/$impl-$c")
+    mkdir -p "$out/parts/$impl-$c"
+    rc=0
+    timeout "$case_timeout" "$@" --cases "$c" --out "$out/parts/$impl-$c" \
+      2> >(tee -a "$log" >&2) || rc=$?
+    wait
+    if [ $rc = 124 ]; then
+      echo "[bench] $impl case $c: stopped after $case_timeout s (--case-timeout)" | tee -a "$log" >&2
+      stopped=${stopped:+$stopped,}$c
+      status=$((status ? status : 3))
+    elif [ $rc != 0 ]; then
+      status=$((status ? status : rc))
+    fi
+  done
+  python3 "$root/bench/merge.py" "$impl" "$out" "${parts[@]}" --stopped "$stopped" \
+    2> >(tee -a "$log" >&2) || status=$((status ? status : $?))
+  wait
+  [ -z "$stopped" ] ||
+    note="${note:+$note }$impl case(s) $stopped did not finish in $case_timeout s each (--case-timeout): rows exist only for what they finished."
+}
+if [ -n "$case_timeout" ]; then
+  per_case opencl "$suite" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
+    ${extra[@]+"${extra[@]}"}
+else
+  run_suite=("$suite")
+  [ -n "$opencl_timeout" ] && run_suite=(timeout "$opencl_timeout" "$suite")
+  "${run_suite[@]}" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
+    --out "$out" ${extra[@]+"${extra[@]}"} 2> >(tee -a "$log" >&2) || status=$?
+  wait
+fi
 if [ -n "$opencl_timeout" ] && [ $status = 124 ]; then # the rows written so far stay
   echo "[bench] cldm-bench-suite: stopped after $opencl_timeout s (--opencl-timeout); the case" \
        "it was in and those after it are left out" | tee -a "$log" >&2
@@ -125,14 +183,20 @@ meta() { sed -n -e "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p" -e "s/^  \"$1\": \([^
 if [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
   if "$cuda" --probe 2>/dev/null; then
     cuda_args=(--scale "$scale" --heap "$(meta heap)" --fill-heap "$(meta fill_heap)"
-               --reps "$(meta reps)" --out "$out")
+               --reps "$(meta reps)")
+    [ -n "$budget" ] && cuda_args+=(--budget "$budget")
     cases=$(meta cases)
-    [ -n "$cases" ] && cuda_args+=(--cases "$cases")
-    run_cuda=("$cuda")
-    [ -n "$cuda_timeout" ] && run_cuda=(timeout "$cuda_timeout" "$cuda")
     cuda_status=0
-    "${run_cuda[@]}" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || cuda_status=$?
-    wait
+    if [ -n "$case_timeout" ]; then
+      per_case cuda "$cuda" "${cuda_args[@]}"
+    else
+      cuda_args+=(--out "$out")
+      [ -n "$cases" ] && cuda_args+=(--cases "$cases")
+      run_cuda=("$cuda")
+      [ -n "$cuda_timeout" ] && run_cuda=(timeout "$cuda_timeout" "$cuda")
+      "${run_cuda[@]}" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || cuda_status=$?
+      wait
+    fi
     if [ $cuda_status = 124 ]; then # the rows written so far stay (cuda.csv is written per row)
       echo "[bench] $cuda: stopped after $cuda_timeout s (--cuda-timeout); its later cases are" \
            "left out" | tee -a "$log" >&2

@@ -5,30 +5,31 @@
 # under its own time limit so that the whole session ends in time, then everything in one
 # archive (machines that hand back a few files only take it whole).
 #
-#   run-all.sh [-o OUTDIR] [-T TEST_SECONDS] [-B SUITE_SECONDS] [-s SCALES] [-c CUDA_SECONDS]
-#              [-O OPENCL_SECONDS]
+#   run-all.sh [-o OUTDIR] [-T TEST_SECONDS] [-B SUITE_SECONDS] [-s SCALES] [-C CASE_SECONDS]
+#              [-b BUDGET]
 #     -o  where results.tgz goes (default: $OUT, else ./gpu-all)
 #     -T  time for the tests (default 150; 0 skips them)
 #     -B  time for the suite, all scales together (default 300; 0 skips it)
-#     -s  suite scales (default full), -c  seconds the CUDA program may run per scale (100),
-#     -O  seconds the OpenCL suite may run per scale (100): a case that does not end loses only
-#         itself and those after it
+#     -s  suite scales (default full)
+#     -C  seconds each case of each program may run, in a process of its own (default 60): a
+#         case that does not end loses only itself
+#     -b  soft time limit of cases 1-3 per case and program (default 30; run-bench.sh -b)
 # results.tgz holds tests/ (summary.md, logs/), tests.log, bench/ (alloc.txt, suite-<scale>/),
 # bench.log and suite.log.
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-all}
-tests=150 suite=300 scales=full cuda=100 opencl=100
+tests=150 suite=300 scales=full case_timeout=60 budget=30
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;
     -T) tests=$2; shift 2 ;;
     -B) suite=$2; shift 2 ;;
     -s) scales=$2; shift 2 ;;
-    -c) cuda=$2; shift 2 ;;
-    -O) opencl=$2; shift 2 ;;
-    *) echo "usage: run-all.sh [-o DIR] [-T SECONDS] [-B SECONDS] [-s SCALES] [-c SECONDS]" \
-         "[-O SECONDS]" >&2
+    -C) case_timeout=$2; shift 2 ;;
+    -b) budget=$2; shift 2 ;;
+    *) echo "usage: run-all.sh [-o DIR] [-T SECONDS] [-B SECONDS] [-s SCALES] [-C SECONDS]" \
+         "[-b SECONDS]" >&2
        exit 2 ;;
   esac
 done
@@ -45,8 +46,8 @@ timeout 300 sh "$root/run-bench.sh" -o "$res/bench" -s none > "$res/bench.log" 2
 tail -4 "$res/bench.log"
 if [ "$suite" != 0 ]; then
   rc=0
-  timeout "$suite" sh "$root/run-bench.sh" -o "$res/bench" -n 0 -s "$scales" -c "$cuda" -O "$opencl" \
-    > "$res/suite.log" 2>&1 || rc=$?
+  timeout "$suite" sh "$root/run-bench.sh" -o "$res/bench" -n 0 -s "$scales" -C "$case_timeout" \
+    -b "$budget" > "$res/suite.log" 2>&1 || rc=$?
   [ $rc = 0 ] || { status=1; echo "[run-all] the suite ended with status $rc"; }
   tail -2 "$res/suite.log"
 fi

@@ -5,34 +5,39 @@
 #   1. cldm_bench_alloc: the allocator modules timed directly (bench/alloc/README.md), the
 #      route's variants nv and cl12, N work-items, sizes CLDM_BENCH_SIZES; then nv again with
 #      heaps of at least each size of CLDM_BENCH_HEAPS (default "1G 8G"; empty: none), into
-#      alloc-heap-<size>.txt;
+#      alloc-heap-<size>.txt; then one shape alone, every launch timed as it ends
+#      (CLDM_BENCH_PROBE=SIZE:HEAP, default 8192:16G; empty: none), into alloc-probe.txt;
+#      where the pack has alt/ (tools/gpu-pack.sh --alt), that allocator's nv variant on the
+#      default heap and on those heaps, into alt-alloc-heap-<size>.txt;
 #   2. the suite (bench/run.sh --prebuilt: every case through the layer as an application
 #      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
 #      scale given.
 #
-#   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c CUDA_TIMEOUT] [-O OPENCL_TIMEOUT]
+#   run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-C CASE_SECONDS] [-b BUDGET]
 #                [-- SUITE OPTIONS]
 #     -o  results (default: $OUT, else ./gpu-bench): alloc.txt, alloc-heap-*.txt, suite-<scale>/ (bench/run.sh's
 #         folder: opencl.csv, cuda.csv, meta, summary.md; plots where matplotlib exists)
 #     -n  work-items of cldm_bench_alloc (default 1048576); 0 skips it
 #     -s  suite scales, comma-separated (default full); "none" skips the suite
-#     -c  seconds the CUDA program may run per scale (default 300)
-#     -O  seconds the OpenCL suite may run per scale (default: no limit); what it finished stays
+#     -C  seconds each case of each program may run, in a process of its own (bench/run.sh
+#         --case-timeout; default 120): a case that hangs or takes minutes loses only itself
+#     -b  soft time limit of cases 1-3 per case and program (bench/run.sh --budget; default 60,
+#         0: none): shapes reached after it are skipped, so that a slow case reports the others
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 [ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
 out=${OUT:-$PWD/gpu-bench}
-n=1048576 scales=full cuda_timeout=300 opencl_timeout=""
+n=1048576 scales=full case_timeout=120 budget=60
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;
     -n) n=$2; shift 2 ;;
     -s) scales=$2; shift 2 ;;
-    -c) cuda_timeout=$2; shift 2 ;;
-    -O) opencl_timeout=$2; shift 2 ;;
+    -C) case_timeout=$2; shift 2 ;;
+    -b) budget=$2; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-c SECONDS]" \
-         "[-O SECONDS] [-- ...]" >&2
+    *) echo "usage: run-bench.sh [-p PACKDIR] [-o OUTDIR] [-n N] [-s SCALES] [-C SECONDS]" \
+         "[-b SECONDS] [-- ...]" >&2
        exit 2 ;;
   esac
 done
@@ -69,6 +74,34 @@ if [ "$n" != 0 ]; then
     ) > "$out/alloc-heap-$heap.txt" 2>&1 || status=1
     cat "$out/alloc-heap-$heap.txt" >&2
   done
+  # the pack's other allocator (tools/gpu-pack.sh --alt), timed the same way in the same run
+  if [ -x "$root/alt/bin/cldm_bench_alloc" ]; then
+    for heap in default ${CLDM_BENCH_HEAPS-1G 8G}; do
+      echo "[gpu-bench] alt ($(head -1 "$root/alt/REVISION")): cldm_bench_alloc, $n work-items," \
+        "heap $heap" >&2
+      (
+        export OPENCL_LAYERS="$root/lib/libcldm-layer.so"
+        export CLDM_TEST_DATA_DIR="$root/alt/share/spv/bench" CLDM_BENCH_MODULES=cldm_alloc.nv.spir64
+        [ $heap = default ] || export CLDM_BENCH_HEAP="$heap"
+        export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
+        exec timeout 120 "$root/alt/bin/cldm_bench_alloc" "$n" 3
+      ) > "$out/alt-alloc-heap-$heap.txt" 2>&1 || status=1
+      cat "$out/alt-alloc-heap-$heap.txt" >&2
+    done
+  fi
+  # the launch shape at which the full-scale suite stopped on the H200 (8 KiB blocks, half of a
+  # 16 GiB heap), alone, every launch's time printed as it ends: the allocator or the suite?
+  if [ -n "${CLDM_BENCH_PROBE-8192:16G}" ]; then
+    probe=${CLDM_BENCH_PROBE-8192:16G}
+    echo "[gpu-bench] cldm_bench_alloc, $n work-items, ${probe%%:*} B, heap ${probe#*:}" >&2
+    (
+      export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
+      export CLDM_BENCH_MODULES=cldm_alloc.nv.spir64 CLDM_BENCH_HEAP="${probe#*:}"
+      export CLDM_BENCH_SIZES="${probe%%:*}" CLDM_BENCH_VERBOSE=1
+      exec timeout 60 "$root/bin/cldm_bench_alloc" "$n" 1
+    ) > "$out/alloc-probe.txt" 2>&1 || status=1
+    cat "$out/alloc-probe.txt" >&2
+  fi
 fi
 
 for scale in $(echo "$scales" | tr ',' ' '); do
@@ -77,7 +110,7 @@ for scale in $(echo "$scales" | tr ',' ' '); do
   if [ $# -gt 0 ]; then set -- -- "$@"; fi
   "$root/bench-tree/bench/run.sh" --prebuilt "$root/bench-tree/build" --layer \
     "$root/lib/libcldm-layer.so" --scale "$scale" --out "$out/suite-$scale" \
-    --cuda-timeout "$cuda_timeout" ${opencl_timeout:+--opencl-timeout "$opencl_timeout"} "$@" ||
+    --case-timeout "$case_timeout" $([ "$budget" = 0 ] || echo --budget "$budget") "$@" ||
     status=1
   [ "${1:-}" = -- ] && shift
 done

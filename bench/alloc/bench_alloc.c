@@ -67,6 +67,15 @@ static void fail_run(const char *what) {
 
 static double rate(size_t n, const timing *t) { return (double)n / t->best_s / 1e6; }
 
+/* CLDM_BENCH_VERBOSE=1: every launch's time on stderr as it ends, so that a launch that takes
+ * long (or never ends) shows which it is. */
+static int verbose;
+static double noted(const char *kernel, cl_uint size, int r, double t) {
+  if (verbose)
+    fprintf(stderr, "cldm_bench_alloc: %u B repetition %d %s %.3f ms\n", size, r, kernel, t * 1e3);
+  return t;
+}
+
 int main(int argc, char **argv) {
   size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
   int reps = argc > 2 ? atoi(argv[2]) : 5;
@@ -92,6 +101,8 @@ int main(int argc, char **argv) {
       fail_run("CLDM_BENCH_HEAP: bytes with an optional K, M or G");
     min_heap <<= shift;
   }
+  verbose = getenv("CLDM_BENCH_VERBOSE") && atoi(getenv("CLDM_BENCH_VERBOSE"));
+  setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's in one log */
   char modules[1024] = CLDM_BENCH_MODULES;
   if (getenv("CLDM_BENCH_MODULES")) /* e.g. cldm_alloc.cl20.spir64 */
     snprintf(modules, sizeof modules, "%s", getenv("CLDM_BENCH_MODULES"));
@@ -143,25 +154,25 @@ int main(int argc, char **argv) {
         cldm_dtest_heap_reset(&env, &heap);
         cldm_dtest_args(km, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
                         (size_t)0);
-        double t_m = run_profiled(&env, q, km, n);
+        double t_m = noted("malloc", size, r, run_profiled(&env, q, km, n));
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc returned NULL");
         cldm_dtest_args(kf, sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ptrs, (size_t)0);
-        double t_f = run_profiled(&env, q, kf, n);
+        double t_f = noted("free", size, r, run_profiled(&env, q, kf, n));
         cldm_heap_stats s = cldm_dtest_heap_stats(&env, &heap);
         if (s.live_allocations != 0 || s.bytes_in_use != 0 || s.invalid_frees != 0 ||
             s.failed_allocations != 0)
           fail_run("heap not empty after the frees");
         cldm_dtest_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
                         (size_t)0);
-        double t_mf = run_profiled(&env, q, kmf, n);
+        double t_mf = noted("malloc+free", size, r, run_profiled(&env, q, kmf, n));
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc (+free) returned NULL");
         uint32_t zero = 0;
         cldm_dtest_write(&env, top, 4, &zero);
         cldm_dtest_args(kb, sizeof(cl_mem), &arena, sizeof(cl_mem), &top, sizeof size, &size,
                         sizeof(cl_mem), &ptrs, (size_t)0);
-        double t_b = run_profiled(&env, q, kb, n);
+        double t_b = noted("bump", size, r, run_profiled(&env, q, kb, n));
         if (cldm_dtest_read_u32(&env, top) != (uint32_t)(n * size))
           fail_run("bump pointer lost an add");
         if (r >= 0) {

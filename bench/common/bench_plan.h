@@ -30,6 +30,7 @@ typedef struct bp_plan {
   int latency_reps;    /* case 8: launches timed for each latency figure */
   int create_reps;     /* case 8: program creations timed */
   uint32_t local;      /* work-group (block) size of every launch */
+  double budget_s;     /* cases 1-3: seconds a case may take (0: no limit); see bp_budget_* */
 } bp_plan;
 
 static inline const char *bp_scale_name(int scale) {
@@ -102,6 +103,16 @@ static inline uint32_t bp_items(const bp_plan *p, uint64_t heap, uint64_t size) 
   while (n >= BP_MIN_ITEMS && n * size > heap / 2)
     n /= 2;
   return n >= BP_MIN_ITEMS ? (uint32_t)n : 0;
+}
+
+/* The time budget of cases 1-3 (--budget): a soft limit for programs whose allocator takes
+ * minutes at some launch shapes (CUDA's malloc at 2^20 threads), so that a case reports the
+ * shapes and repetitions it managed instead of nothing. The warm-up pass runs the shapes in
+ * order and skips those it reaches after `spent` seconds passed the budget; the first timed
+ * pass always runs (every reported figure has at least one timed repetition), later passes
+ * only while the case is inside its budget. A launch already running is never cut short. */
+static inline int bp_budget_left(const bp_plan *p, double spent_s) {
+  return p->budget_s <= 0 || spent_s < p->budget_s;
 }
 
 /* A parameter list entry: the value, and whether quick runs include it. */

@@ -133,7 +133,7 @@ struct batch {
   u32 size, n, mixed, k, seed;
   std::string param;
   u64 blocks = 0, units = 0;
-  bool failed = false;
+  bool failed = false, skipped = false; /* skipped: the case's time budget was spent */
   bc_series tm, tf, tmf, tb, tp;
   batch(const char *c, u32 s, u32 n_, u32 m, u32 k_, u32 seed_, const char *p)
       : case_name(c), size(s), n(n_), mixed(m), k(k_), seed(seed_), param(p) {
@@ -213,18 +213,41 @@ static void report_batch(const batch &b) {
               b.tb.best() > 0 ? b.tm.best() / b.tb.best() : 0);
 }
 
-/* Repetitions interleaved across the batches of a case, a new heap at its start (as
- * run_case of bench/suite/case_alloc.c). */
+/* Repetitions interleaved across the batches of a case, a new heap at its start, each
+ * shape's warm-up time printed, the time budget (--budget, bp_budget_left) applied: as
+ * run_case of bench/suite/case_alloc.c. */
 static void run_case(bc_ctx &c, std::vector<batch> &list) {
   if (list.empty())
     return;
   bc_heap_fresh(c);
-  for (int r = -1; r < c.plan->reps; r++)
-    for (batch &b : list)
-      if (r < 0 || !b.failed)
-        run_rep(c, b, r);
+  double start = bc_now_us();
+  const char *name = list[0].case_name;
+  for (int r = -1; r < c.plan->reps; r++) {
+    if (r > 0 && !bp_budget_left(c.plan, (bc_now_us() - start) / 1e6)) {
+      bc_progress(name, "time budget of %g s spent after %d timed passes", c.plan->budget_s, r);
+      break;
+    }
+    double t0 = bc_now_us();
+    for (batch &b : list) {
+      if (r < 0 && !bp_budget_left(c.plan, (bc_now_us() - start) / 1e6)) {
+        b.skipped = true;
+        bc_progress(name, "S=%-7u N=%-7u %s%sskipped: time budget of %g s spent", b.size, b.n,
+                    b.param.c_str(), b.param.empty() ? "" : " ", c.plan->budget_s);
+        continue;
+      }
+      if (b.skipped || (r >= 0 && b.failed))
+        continue;
+      double t1 = bc_now_us();
+      run_rep(c, b, r);
+      if (r < 0) /* so that a launch shape that takes long shows which it is */
+        bc_progress(name, "warm-up S=%-7u N=%-7u %s%s%.2f s", b.size, b.n, b.param.c_str(),
+                    b.param.empty() ? "" : " ", (bc_now_us() - t1) / 1e6);
+    }
+    if (r >= 0)
+      bc_progress(name, "pass %d/%d: %.1f s", r + 1, c.plan->reps, (bc_now_us() - t0) / 1e6);
+  }
   for (const batch &b : list)
-    if (!b.failed)
+    if (!b.failed && !b.skipped)
       report_batch(b);
 }
 

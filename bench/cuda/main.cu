@@ -31,6 +31,8 @@ static const char usage[] =
     "                          OpenCL suite computes it)\n"
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions after one warm-up\n"
+    "  --budget SECONDS        cases 1-3: a soft time limit per case (shapes reached after it\n"
+    "                          are skipped, passes after the first stop; default none)\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default all)\n"
     "  --probe                 exit 0 if a CUDA device is usable, 2 if not\n";
 
@@ -148,10 +150,11 @@ static void write_meta(const char *dir, const cudaDeviceProp &p, const bp_plan &
   fprintf(f,
           "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"fill_heap\": %llu,\n  \"n_max\": %u,\n"
           "  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
-          "  \"local_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
+          "  \"local_size\": %u,\n  \"budget_s\": %g,\n  \"cases\": \"%s\",\n"
+          "  \"seconds\": %.1f,\n  \"failures\": ",
           bp_scale_name(plan.scale), (unsigned long long)plan.heap,
           (unsigned long long)plan.fill_heap, plan.n_max, plan.fill_items, plan.reps,
-          plan.latency_reps, plan.local, cases, seconds);
+          plan.latency_reps, plan.local, plan.budget_s, cases, seconds);
   json_string(f, failure_text.c_str());
   fprintf(f, "\n}\n");
   fclose(f);
@@ -159,6 +162,7 @@ static void write_meta(const char *dir, const cudaDeviceProp &p, const bp_plan &
 
 int main(int argc, char **argv) {
   int scale = BP_FULL, device = 0, reps = 0, probe = 0;
+  double budget = 0;
   uint64_t heap = 0, fill_heap = 0;
   const char *out = ".";
   unsigned cases = 0xff;
@@ -182,6 +186,8 @@ int main(int argc, char **argv) {
     else if (v && !strcmp(a, "--fill-heap") && (fill_heap = parse_size(v)))
       i++;
     else if (v && !strcmp(a, "--reps") && (reps = atoi(v)) > 0)
+      i++;
+    else if (v && !strcmp(a, "--budget") && (budget = atof(v)) > 0)
       i++;
     else if (v && !strcmp(a, "--cases")) {
       cases = 0;
@@ -212,6 +218,7 @@ int main(int argc, char **argv) {
   bp_plan_init(&plan, scale, prop.totalGlobalMem, prop.totalGlobalMem, heap, fill_heap);
   if (reps)
     plan.reps = reps;
+  plan.budget_s = budget;
   mkdir(out, 0777);
   std::string path = std::string(out) + "/cuda.csv";
   csv = fopen(path.c_str(), "w");
@@ -236,26 +243,42 @@ int main(int argc, char **argv) {
   if (cases & 0xc7) { /* 1, 2, 3, 7, 8 */
     c.heap = plan.heap;
     bc_heap_fresh(c);
-    if (cases & 1)
+    if (cases & 1) {
+      bc_progress("throughput", "== case 1/8");
       bc_case_throughput(c);
-    if (cases & 2)
+    }
+    if (cases & 2) {
+      bc_progress("mixed", "== case 2/8");
       bc_case_mixed(c);
-    if (cases & 4)
+    }
+    if (cases & 4) {
+      bc_progress("divergent", "== case 3/8");
       bc_case_divergent(c);
-    if (cases & 64)
+    }
+    if (cases & 64) {
+      bc_progress("workload", "== case 7/8");
       bc_case_workload(c);
-    if (cases & 128)
+    }
+    if (cases & 128) {
+      bc_progress("overhead", "== case 8/8");
       bc_case_overhead(c);
+    }
   }
   if (cases & 0x38) { /* 4, 5, 6 */
     c.heap = plan.fill_heap;
     bc_heap_fresh(c);
-    if (cases & 8)
+    if (cases & 8) {
+      bc_progress("utilisation", "== case 4/8");
       bc_case_utilisation(c);
-    if (cases & 16)
+    }
+    if (cases & 16) {
+      bc_progress("fragmentation", "== case 5/8");
       bc_case_fragmentation(c);
-    if (cases & 32)
+    }
+    if (cases & 32) {
+      bc_progress("oom", "== case 6/8");
       bc_case_oom(c);
+    }
   }
   double seconds = (bc_now_us() - t0) / 1e6;
   fclose(csv);

@@ -20,7 +20,7 @@ typedef struct batch {
   uint32_t size, n, mixed, k, seed;
   char param[16];
   uint64_t blocks, units; /* allocations, bump-pointer granules */
-  int failed;
+  int failed, skipped;    /* skipped: not run, the case's time budget was spent (--budget) */
   bs_series tm, tf, tmf, tb, tp;
 } batch;
 
@@ -150,20 +150,35 @@ static void report_batch(batch *b) {
 /* The batches of one case, repetitions interleaved: pass r runs repetition r of every batch,
  * so that a disturbance on a shared machine spoils one repetition of each batch rather than
  * every repetition of one (the best of the passes is reported). The heap is reset once, at
- * the start of the case; every batch frees all it allocated. */
+ * the start of the case; every batch frees all it allocated. With a time budget (--budget,
+ * bp_budget_left) the warm-up skips the shapes it reaches after the budget and the passes
+ * after the first stop once it is spent. */
 static void run_case(bs_session *s, batch *list, int count) {
   bs_heap_reset(s);
+  double start = bs_now_us();
   for (int r = -1; r < s->plan->reps; r++) {
+    if (r > 0 && !bp_budget_left(s->plan, (bs_now_us() - start) / 1e6)) {
+      bs_progress(list[0].case_name, "time budget of %g s spent after %d timed passes",
+                  s->plan->budget_s, r);
+      break;
+    }
     double t0 = bs_now_us();
-    for (int i = 0; i < count; i++)
-      if (r < 0 || !list[i].failed) {
-        double t1 = bs_now_us();
-        run_rep(s, &list[i], r);
-        if (r < 0) /* so that a launch shape that takes long shows which it is */
-          bs_progress(list[i].case_name, "warm-up S=%-7u N=%-7u %s%s%.2f s", list[i].size,
-                      list[i].n, list[i].param, list[i].param[0] ? " " : "",
-                      (bs_now_us() - t1) / 1e6);
+    for (int i = 0; i < count; i++) {
+      if (r < 0 && !bp_budget_left(s->plan, (bs_now_us() - start) / 1e6)) {
+        list[i].skipped = 1;
+        bs_progress(list[i].case_name, "S=%-7u N=%-7u %s%sskipped: time budget of %g s spent",
+                    list[i].size, list[i].n, list[i].param, list[i].param[0] ? " " : "",
+                    s->plan->budget_s);
+        continue;
       }
+      if (list[i].skipped || (r >= 0 && list[i].failed))
+        continue;
+      double t1 = bs_now_us();
+      run_rep(s, &list[i], r);
+      if (r < 0) /* so that a launch shape that takes long shows which it is */
+        bs_progress(list[i].case_name, "warm-up S=%-7u N=%-7u %s%s%.2f s", list[i].size, list[i].n,
+                    list[i].param, list[i].param[0] ? " " : "", (bs_now_us() - t1) / 1e6);
+    }
     if (r < 0)
       bs_progress(list[0].case_name, "warm-up: %d launch shapes, %.1f s", count,
                   (bs_now_us() - t0) / 1e6);
@@ -172,7 +187,7 @@ static void run_case(bs_session *s, batch *list, int count) {
                   count, (bs_now_us() - t0) / 1e6);
   }
   for (int i = 0; i < count; i++) {
-    if (!list[i].failed)
+    if (!list[i].failed && !list[i].skipped)
       report_batch(&list[i]);
     bs_series_free(&list[i].tm);
     bs_series_free(&list[i].tf);

@@ -26,6 +26,8 @@ static const char usage[] =
     "device)\n"
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions (after one warm-up)\n"
+    "  --budget SECONDS        cases 1-3: a soft time limit per case (shapes reached after it\n"
+    "                          are skipped, passes after the first stop; default none)\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
     "  --list-devices          print the platforms and devices, then exit\n"
     "  --tag                   print the device's short name (for result folders), then exit\n"
@@ -138,6 +140,10 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
       if ((o->reps = atoi(v)) <= 0)
         return -1;
       i++;
+    } else if (v && !strcmp(a, "--budget")) {
+      if ((o->budget_s = atof(v)) <= 0)
+        return -1;
+      i++;
     } else if (v && !strcmp(a, "--cases")) {
       if (!(o->cases = parse_cases(v)))
         return -1;
@@ -180,6 +186,7 @@ int main(int argc, char **argv) {
   bp_plan_init(&plan, o.scale, d.max_alloc, d.global_mem, o.heap, o.fill_heap);
   if (o.reps)
     plan.reps = o.reps;
+  plan.budget_s = o.budget_s;
   if (plan.heap > d.max_alloc || plan.fill_heap > d.max_alloc) {
     fprintf(stderr, "cldm-bench-suite: heap larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu)\n",
             (unsigned long long)d.max_alloc);

@@ -115,10 +115,10 @@ void bs_out_meta(const char *out_dir, const bs_dev *d, const bp_plan *p, uint64_
           (unsigned long long)p->fill_heap, (unsigned long long)fill_usable);
   fprintf(f,
           "  \"n_max\": %u,\n  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
-          "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"cases\": \"%s\",\n"
-          "  \"seconds\": %.1f,\n  \"failures\": ",
-          p->n_max, p->fill_items, p->reps, p->latency_reps, p->create_reps, p->local, cases,
-          seconds);
+          "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"budget_s\": %g,\n"
+          "  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
+          p->n_max, p->fill_items, p->reps, p->latency_reps, p->create_reps, p->local, p->budget_s,
+          cases, seconds);
   json_string(f, failures);
   fprintf(f, "\n}\n");
   fclose(f);

@@ -35,6 +35,7 @@ typedef struct bs_opts {
   int scale;                /* BP_QUICK, BP_MEDIUM, BP_FULL */
   uint64_t heap, fill_heap; /* 0: from the plan */
   int reps;                 /* 0: from the plan */
+  double budget_s;          /* --budget: cases 1-3's time limit (0: none) */
   unsigned cases;           /* bit c-1 set: run case c */
   int child;                /* internal: case 8's measurements, 1 with the layer, 2 without */
   const char *self;         /* path of this executable (for the child) */

@@ -4,7 +4,10 @@
 # that it wrote rows for every case, a meta file without failed checks, and a summary.md with
 # every section. Then a run stopped by --opencl-timeout in its first case: it fails, says so in
 # run.log, and leaves the meta data (marked unfinished) and the CSV header. No timing is
-# asserted (the stopped run asks for far more repetitions than its limit allows).
+# asserted (the stopped run asks for far more repetitions than its limit allows). Then the
+# per-case mode (--case-timeout): a case that cannot finish is stopped while the next one
+# runs, the parts are merged, and summary.md names the stopped case; and the time budget
+# (--budget), under which a case asked for 1000 repetitions ends with what it measured.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$1 out=$2
@@ -39,3 +42,30 @@ grep -q '"seconds": -1.0' "$stopped/opencl.meta.json" || fail "meta data not mar
 [ "$(head -1 "$stopped/opencl.csv")" = "$(head -1 "$out/opencl.csv")" ] ||
   fail "stopped run: no CSV header"
 echo "bench_smoke: $stopped: the stopped run failed, with its meta data and the stop in run.log"
+
+parts=$out-parts
+rm -rf "$parts"
+rc=0
+"$root/bench/run.sh" --quick --prebuilt "$build" --out "$parts" --no-cuda --case-timeout 5 \
+  -- --cases 1,5 --reps 1000 || rc=$?
+[ $rc = 3 ] || fail "per-case run with a stopped case: exit status $rc, 3 expected"
+grep -q "opencl case 1: stopped after 5 s (--case-timeout)" "$parts/run.log" ||
+  fail "per-case run: no stop line for case 1"
+grep -q "^opencl,fragmentation," "$parts/opencl.csv" || fail "per-case run: no rows for case 5"
+grep -q '"stopped": "1"' "$parts/opencl.meta.json" || fail "per-case meta: not case 1 alone stopped"
+grep -q '"cases": "1,5"' "$parts/opencl.meta.json" || fail "per-case meta: cases not merged"
+grep -q "stopped before their end: OpenCL case(s) 1" "$parts/summary.md" ||
+  fail "summary.md does not name the stopped case"
+echo "bench_smoke: $parts: case 1 stopped, case 5 ran, parts merged"
+
+budget=$out-budget
+rm -rf "$budget"
+"$root/bench/run.sh" --quick --prebuilt "$build" --out "$budget" --no-cuda --case-timeout 120 \
+  --budget 0.5 -- --cases 1 --reps 1000 || fail "a run within its budget failed"
+grep -q "time budget of 0.5 s spent after" "$budget/run.log" || fail "budget: no line"
+grep -q "^opencl,throughput,malloc,16," "$budget/opencl.csv" || fail "budget: no rows"
+if grep -q '^opencl,throughput,malloc,16,.*,1000,[0-9]*$' "$budget/opencl.csv"; then
+  fail "budget: all 1000 repetitions ran"
+fi
+grep -q "time budget of 0.5 s per case" "$budget/summary.md" || fail "summary.md: no budget"
+echo "bench_smoke: $budget: the budget ended case 1 with what it measured"
