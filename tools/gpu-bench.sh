@@ -8,7 +8,8 @@
 #      alloc-heap-<size>.txt; then one shape alone, every launch timed as it ends
 #      (CLDM_BENCH_PROBE=SIZE:HEAP, default 8192:16G; empty: none), into alloc-probe.txt;
 #      where the pack has alt/ (tools/gpu-pack.sh --alt), that allocator's nv variant on the
-#      default heap and on those heaps, into alt-alloc-heap-<size>.txt;
+#      default heap and on those heaps, into alt-alloc-heap-<size>.txt (CLDM_BENCH_ALT_MODULES
+#      replaces the nv variant in the runs after the first, e.g. to try a pack on pocl);
 #   2. the suite (bench/run.sh --prebuilt: every case through the layer as an application
 #      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
 #      scale given.
@@ -68,7 +69,8 @@ if [ "$n" != 0 ]; then
     echo "[gpu-bench] cldm_bench_alloc, $n work-items, heaps of at least $heap" >&2
     (
       export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
-      export CLDM_BENCH_MODULES=cldm_alloc.nv.spir64 CLDM_BENCH_HEAP="$heap"
+      export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
+      export CLDM_BENCH_HEAP="$heap"
       export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
       exec timeout 120 "$root/bin/cldm_bench_alloc" "$n" 3
     ) > "$out/alloc-heap-$heap.txt" 2>&1 || status=1
@@ -81,7 +83,8 @@ if [ "$n" != 0 ]; then
         "heap $heap" >&2
       (
         export OPENCL_LAYERS="$root/lib/libcldm-layer.so"
-        export CLDM_TEST_DATA_DIR="$root/alt/share/spv/bench" CLDM_BENCH_MODULES=cldm_alloc.nv.spir64
+        export CLDM_TEST_DATA_DIR="$root/alt/share/spv/bench"
+        export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
         [ $heap = default ] || export CLDM_BENCH_HEAP="$heap"
         export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
         exec timeout 120 "$root/alt/bin/cldm_bench_alloc" "$n" 3
@@ -96,7 +99,8 @@ if [ "$n" != 0 ]; then
     echo "[gpu-bench] cldm_bench_alloc, $n work-items, ${probe%%:*} B, heap ${probe#*:}" >&2
     (
       export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
-      export CLDM_BENCH_MODULES=cldm_alloc.nv.spir64 CLDM_BENCH_HEAP="${probe#*:}"
+      export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
+      export CLDM_BENCH_HEAP="${probe#*:}"
       export CLDM_BENCH_SIZES="${probe%%:*}" CLDM_BENCH_VERBOSE=1
       exec timeout 60 "$root/bin/cldm_bench_alloc" "$n" 1
     ) > "$out/alloc-probe.txt" 2>&1 || status=1
