@@ -7,9 +7,10 @@
 #      heaps of at least each size of CLDM_BENCH_HEAPS (default "1G 8G"; empty: none), into
 #      alloc-heap-<size>.txt; then one shape alone, every launch timed as it ends
 #      (CLDM_BENCH_PROBE=SIZE:HEAP, default 8192:16G; empty: none), into alloc-probe.txt;
-#      where the pack has alt/ (tools/gpu-pack.sh --alt), that allocator's nv variant on the
-#      default heap and on those heaps, into alt-alloc-heap-<size>.txt (CLDM_BENCH_ALT_MODULES
-#      replaces the nv variant in the runs after the first, e.g. to try a pack on pocl);
+#      for each allocator the pack has under alt/NAME/ (tools/gpu-pack.sh --alt), its nv
+#      variant on the default heap and on those heaps, into alt-NAME-alloc-heap-<size>.txt
+#      (CLDM_BENCH_ALT_MODULES replaces the nv variant in the runs after the first, e.g. to try
+#      a pack on pocl);
 #   2. the suite (bench/run.sh --prebuilt: every case through the layer as an application
 #      would, then CUDA's device malloc on the same GPU with the same heap sizes), once per
 #      scale given.
@@ -76,22 +77,23 @@ if [ "$n" != 0 ]; then
     ) > "$out/alloc-heap-$heap.txt" 2>&1 || status=1
     cat "$out/alloc-heap-$heap.txt" >&2
   done
-  # the pack's other allocator (tools/gpu-pack.sh --alt), timed the same way in the same run
-  if [ -x "$root/alt/bin/cldm_bench_alloc" ]; then
+  # the pack's other allocators (tools/gpu-pack.sh --alt), timed the same way in the same run
+  for alt in "$root"/alt/*/; do
+    [ -x "$alt/bin/cldm_bench_alloc" ] || continue
+    name=$(basename "$alt")
     for heap in default ${CLDM_BENCH_HEAPS-1G 8G}; do
-      echo "[gpu-bench] alt ($(head -1 "$root/alt/REVISION")): cldm_bench_alloc, $n work-items," \
+      echo "[gpu-bench] alt $name ($(head -1 "$alt/REVISION")): cldm_bench_alloc, $n work-items," \
         "heap $heap" >&2
       (
-        export OPENCL_LAYERS="$root/lib/libcldm-layer.so"
-        export CLDM_TEST_DATA_DIR="$root/alt/share/spv/bench"
+        export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$alt/share/spv/bench"
         export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
         [ $heap = default ] || export CLDM_BENCH_HEAP="$heap"
         export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
-        exec timeout 120 "$root/alt/bin/cldm_bench_alloc" "$n" 3
-      ) > "$out/alt-alloc-heap-$heap.txt" 2>&1 || status=1
-      cat "$out/alt-alloc-heap-$heap.txt" >&2
+        exec timeout 120 "$alt/bin/cldm_bench_alloc" "$n" 3
+      ) > "$out/alt-$name-alloc-heap-$heap.txt" 2>&1 || status=1
+      cat "$out/alt-$name-alloc-heap-$heap.txt" >&2
     done
-  fi
+  done
   # the launch shape at which the full-scale suite stopped on the H200 (8 KiB blocks, half of a
   # 16 GiB heap), alone, every launch's time printed as it ends: the allocator or the suite?
   if [ -n "${CLDM_BENCH_PROBE-8192:16G}" ]; then

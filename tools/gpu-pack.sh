@@ -6,7 +6,7 @@
 # (tools/build.sh first).
 #
 #   tools/gpu-pack.sh [-o OUT.tar.xz] [--build DIR] [--sm NN] [--bin FILE]... [--data FILE]...
-#                     [--alt DIR]
+#                     [--alt NAME=DIR]...
 #
 #   -o        the archive (default: BUILD/cldm-gpu-pack.tar.xz)
 #   --build   the build directory (default: $CLDM_BUILD_DIR or build/)
@@ -14,10 +14,10 @@
 #   --bin     one more executable for bin/ (repeat); CLDM_PACK_BINS (space-separated paths
 #             relative to the build directory) replaces the default list below
 #   --data    one more file for share/extra/ (repeat)
-#   --alt     the build directory of another allocator (a branch's worktree): its
-#             cldm_bench_alloc and allocator modules go to alt/, and run-bench.sh times them
-#             in the same run as this build's (same GPU, same bump kernel: an A/B comparison;
-#             heap layouts may differ, so each side keeps its own program)
+#   --alt     NAME=DIR: the build directory of another allocator (a branch's worktree; repeat
+#             for several): its cldm_bench_alloc and allocator modules go to alt/NAME/, and
+#             run-bench.sh times them in the same run as this build's (same GPU, same bump
+#             kernel: an A/B comparison; heap layouts may differ, so each keeps its own program)
 #
 # Layout of the archive (one top directory, cldm-gpu-pack/):
 #   run-tests.sh    tools/gpu-run.sh: the end-to-end tests of tests.list (tools/gpu-tests.py)
@@ -45,15 +45,15 @@
 #   share/spv/      SPIR-V modules: examples/, e2e/, bench/
 #   share/ptx/      PTX made here by `cldm-spirv ptx --sm NN` from those modules
 #   share/extra/    --data files
-#   alt/            --alt: bin/cldm_bench_alloc, share/spv/bench/, REVISION (git describe)
+#   alt/NAME/       --alt: bin/cldm_bench_alloc, share/spv/bench/, REVISION (git describe)
 #   MANIFEST        file list with sizes
 # glibc, libstdc++ and libgcc_s are the machine's own (Ubuntu 24.04's are newer than Debian
 # 12's); so is the OpenCL ICD loader.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
-out="" sm=90 alt=""
-extra_bins=() extra_data=()
+out="" sm=90
+extra_bins=() extra_data=() alts=()
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;
@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
     --sm) sm=$2; shift 2 ;;
     --bin) extra_bins+=("$2"); shift 2 ;;
     --data) extra_data+=("$2"); shift 2 ;;
-    --alt) alt=$(cd "$2" && pwd); shift 2 ;;
+    --alt) alts+=("$2"); shift 2 ;;
     -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "gpu-pack: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -153,16 +153,18 @@ for f in $bench_files; do
     *) cp -p "$src" "$top/bench-tree/$f" ;; esac
 done
 for f in "${extra_data[@]+"${extra_data[@]}"}"; do cp "$f" "$top/share/extra/"; done
-if [ -n "$alt" ]; then # another allocator's benchmark (its libraries are this build's: ldd)
-  [ -f "$alt/bench/alloc/cldm_bench_alloc" ] || die "--alt $alt: no bench/alloc/cldm_bench_alloc"
-  mkdir -p "$top/alt/bin" "$top/alt/share/spv/bench"
-  strip --strip-debug -o "$top/alt/bin/cldm_bench_alloc" "$alt/bench/alloc/cldm_bench_alloc"
-  cp "$alt"/bench/alloc/*.spv "$top/alt/share/spv/bench/"
-  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$alt/CMakeCache.txt")
-  git -C "$src" describe --always --dirty > "$top/alt/REVISION" 2>/dev/null ||
-    echo unknown > "$top/alt/REVISION"
-  git -C "$src" log -1 --format=%s >> "$top/alt/REVISION" 2>/dev/null || true
-fi
+for a in "${alts[@]+"${alts[@]}"}"; do # other allocators' benchmark (libraries: this build's)
+  name=${a%%=*} dir=${a#*=}
+  case $name in ''|*[!A-Za-z0-9_-]*|"$a") die "--alt NAME=DIR, NAME of letters, digits, - and _" ;; esac
+  [ -f "$dir/bench/alloc/cldm_bench_alloc" ] || die "--alt $a: no bench/alloc/cldm_bench_alloc"
+  d=$top/alt/$name
+  mkdir -p "$d/bin" "$d/share/spv/bench"
+  strip --strip-debug -o "$d/bin/cldm_bench_alloc" "$dir/bench/alloc/cldm_bench_alloc"
+  cp "$dir"/bench/alloc/*.spv "$d/share/spv/bench/"
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
+  git -C "$src" describe --always --dirty > "$d/REVISION" 2>/dev/null || echo unknown > "$d/REVISION"
+  git -C "$src" log -1 --format=%s >> "$d/REVISION" 2>/dev/null || true
+done
 git -C "$root" describe --always --dirty > "$top/REVISION" 2>/dev/null || echo unknown > "$top/REVISION"
 
 # PTX made here, for running without the layer (clCreateProgramWithBinary).
