@@ -22,14 +22,14 @@
 #     -n  work-items of cldm_bench_alloc (default 1048576); 0 skips it
 #     -s  suite scales, comma-separated (default full); "none" skips the suite
 #     -C  seconds each case of each program may run, in a process of its own (bench/run.sh
-#         --case-timeout; default 120): a case that hangs or takes minutes loses only itself
-#     -b  soft time limit of cases 1-3 per case and program (bench/run.sh --budget; default 60,
+#         --case-timeout; default 150): a case that hangs or takes minutes loses only itself
+#     -b  soft time limit of cases 1-3 per case and program (bench/run.sh --budget; default 45,
 #         0: none): shapes reached after it are skipped, so that a slow case reports the others
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 [ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
 out=${OUT:-$PWD/gpu-bench}
-n=1048576 scales=full case_timeout=120 budget=60
+n=1048576 scales=full case_timeout=150 budget=45
 while [ $# -gt 0 ]; do
   case $1 in
     -o) out=$2; shift 2 ;;

@@ -51,7 +51,8 @@
  *   A used-up slab is replaced by a fresh span from the pool (cldm_pool.clh); a slab whose
  *   last slot is freed goes back to the pool at once, so any class can take its pages. Holes
  *   left by frees in slabs that are no longer current are found by the final path, which runs
- *   only when the pool has no span: NULL means full (spec 2.1).
+ *   only when the pool has no span and makes a partly used slab current again (its free slots
+ *   reserved at once, each ticket then a search of its bitmap): NULL means full (spec 2.1).
  * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool.clh).
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another

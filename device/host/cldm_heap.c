@@ -228,7 +228,7 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
       uint64_t w;
       memcpy(&w, (const unsigned char *)src + h.w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + c),
              8);
-      uint32_t page = (uint32_t)w, tick = (uint32_t)(w >> 32), d;
+      uint32_t page = (uint32_t)w & ~CLDM_W_SEARCH, tick = (uint32_t)(w >> 32), d;
       if (page >= h.num_pages)
         continue;
       memcpy(&d, descs + 4 * (size_t)page, 4);

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 3u
+#define CLDM_HEAP_LAYOUT_VERSION 4u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -66,12 +66,23 @@ typedef uint64_t cldm_u64;
 #define CLDM_DESC_KIND_LARGE_HEAD 0xFFu
 
 /* ---- current pages: one 64-bit word per (shard, class) ----------------------------------- */
-/* bits 31..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bits 63..32: tickets issued
- * (ticket t < slots names slot t). Rows of CLDM_W_ROW_WORDS words (640 bytes: shards share no
- * 64-byte line); word CLDM_W_CURSOR of a row holds the shard's pool cursor (low 32 bits). */
+/* bits 30..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bit 31: CLDM_W_SEARCH; bits
+ * 63..32: tickets issued. A fresh slab's ticket t < slots names slot t; a partly used slab
+ * made current again by the final path (CLDM_W_SEARCH set) issues tickets slots - n .. slots - 1
+ * for the n slots it had free, each a reservation of any clear slot (cldm_slab.clh). Rows of
+ * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); words CLDM_W_CURSOR and
+ * CLDM_W_REUSE_CURSOR of a row hold the shard's pool cursor and the classes' reuse cursors. */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
+/* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
+ * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
+ * low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a span at its last refill (a
+ * hint; anything else: not). */
+#define CLDM_W_REUSE_CURSOR 78u
+#define CLDM_W_DRY 77u
+#define CLDM_W_DRY_SET 1u
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
+#define CLDM_W_SEARCH 0x80000000u /* in the page field: tickets reserve any clear slot */
 #define CLDM_SHARDS_MAX 256u
 #define CLDM_PAGES_PER_SHARD 16u /* one shard per 16 pages of the heap, a power of two */
 /* The current slabs of one class (one per shard it uses) hold at most 1/256 of the pages, and

@@ -1,7 +1,7 @@
 /*
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
- * its free pages straddle two pool words.
+ * its free pages straddle two pool words; every hole found again in a heap whose pool is dry.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -158,6 +158,89 @@ static void test_run_across_words(void **state) {
   free(sizes);
 }
 
+/* Holes in a heap whose pool is dry (cldm_slab.clh: partly used slabs made current again in
+ * search mode, the final path): fill an 8 MiB heap with one class, free every other block
+ * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
+ * every one must succeed (NULL only when full), none may overlap a kept block, and one more
+ * request in the same launch must fail. For 16 B, 256 B and 4 KiB, then with two classes interleaved (the
+ * holes of 48 B slabs are no use to 64 B requests, which get only the 64 B holes). */
+static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size_t nclasses) {
+  uint32_t pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
+  size_t cap = 0;
+  for (size_t k = 0; k < nclasses; k++) /* each class gets its share of the pages */
+    cap += (size_t)(pages / nclasses / cldm_class_span_pages(cldm_class_of(class_sizes[k]))) *
+           cldm_class_slots(cldm_class_of(class_sizes[k]));
+  size_t requests = cap + cap / 8 + 64, n2 = requests;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8), *o2 = malloc(n2 * 8);
+  uint32_t *sizes = malloc(requests * 4), *s2 = malloc(n2 * 4);
+  uint64_t failed0 = cldm_dtest_heap_stats(&g_env, heap).failed_allocations;
+  for (size_t i = 0; i < requests; i++)
+    sizes[i] = class_sizes[i % nclasses];
+  run_malloc(heap, sizes, offs, requests, 1);
+  size_t got = check_disjoint(heap, offs, sizes, requests), freed = 0, kept = 0;
+  assert_true(got > cap / 2);
+  uint64_t kept_bytes = 0, freed_of[2] = {0, 0};
+  for (size_t i = 0, live = 0; i < requests; i++) {
+    gone[i] = CLDM_DTEST_NULL_OFF;
+    if (offs[i] == CLDM_DTEST_NULL_OFF)
+      continue;
+    if (live++ % 2) { /* every other live block goes */
+      gone[i] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+      freed_of[i % nclasses]++;
+      freed++;
+    } else {
+      kept++;
+      kept_bytes += expected_bytes(sizes[i]);
+    }
+  }
+  run_free_offs(heap, gone, requests);
+  assert_stats(heap, kept_bytes, kept, failed0 + (requests - got), 0);
+  /* as many of each class as were freed of it, plus one more request that must fail */
+  size_t n = 0;
+  for (size_t k = 0; k < nclasses; k++)
+    for (uint64_t j = 0; j < freed_of[k]; j++)
+      s2[n++] = class_sizes[k];
+  s2[n++] = class_sizes[0];
+  run_malloc(heap, s2, o2, n, 1);
+  size_t again = 0;
+  for (size_t i = 0; i < n; i++)
+    again += o2[i] != CLDM_DTEST_NULL_OFF;
+  assert_int_equal(again, freed); /* every hole found, and one request (any) NULL: full again */
+  uint64_t *all = malloc((requests + n) * 8);
+  uint32_t *all_sizes = malloc((requests + n) * 4);
+  memcpy(all, offs, requests * 8);
+  memcpy(all_sizes, sizes, requests * 4);
+  memcpy(all + requests, o2, n * 8);
+  memcpy(all_sizes + requests, s2, n * 4);
+  assert_int_equal(check_disjoint(heap, all, all_sizes, requests + n), kept + freed);
+  printf("holes (%zu classes, first %u B): %zu kept, %zu freed, all %zu found again\n", nclasses,
+         class_sizes[0], kept, freed, again);
+  assert_int_equal(run_check_free(heap, sizes, offs, requests, 1), 0);
+  assert_int_equal(run_check_free(heap, s2, o2, n, 1), 0);
+  assert_stats(heap, 0, 0, failed0 + (requests - got) + 1, 0);
+  free(all);
+  free(all_sizes);
+  free(offs);
+  free(gone);
+  free(o2);
+  free(sizes);
+  free(s2);
+}
+
+static void test_holes_in_dry_heap(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  static const uint32_t one[][1] = {{16}, {256}, {4096}};
+  for (size_t i = 0; i < 3; i++)
+    holes_round(&heap, one[i], 1);
+  static const uint32_t two[] = {48, 64};
+  holes_round(&heap, two, 2);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+}
+
 int main(int argc, char **argv) {
   int rc = alloc_fixture_args(argc, argv);
   if (rc)
@@ -166,6 +249,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_exhaustion_per_class),
       cmocka_unit_test(test_exhaustion_mixed),
       cmocka_unit_test(test_run_across_words),
+      cmocka_unit_test(test_holes_in_dry_heap),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }
