@@ -5,8 +5,9 @@
 # every section. Then a run stopped by --opencl-timeout in its first case: it fails, says so in
 # run.log, and leaves the meta data (marked unfinished) and the CSV header. No timing is
 # asserted (the stopped run asks for far more repetitions than its limit allows). Then the
-# per-case mode (--case-timeout): a case that cannot finish is stopped while the next one
-# runs, the parts are merged, and summary.md names the stopped case; and the time budget
+# per-case mode (--case-timeout): a case that cannot finish (100000 repetitions) is stopped
+# while the next one runs, the parts are merged, and summary.md names the stopped case; and the
+# time budget
 # (--budget), under which a case asked for 1000 repetitions ends with what it measured.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,10 +47,10 @@ echo "bench_smoke: $stopped: the stopped run failed, with its meta data and the 
 parts=$out-parts
 rm -rf "$parts"
 rc=0
-"$root/bench/run.sh" --quick --prebuilt "$build" --out "$parts" --no-cuda --case-timeout 5 \
-  -- --cases 1,5 --reps 1000 || rc=$?
+"$root/bench/run.sh" --quick --prebuilt "$build" --out "$parts" --no-cuda --case-timeout 20 \
+  -- --cases 1,5 --reps 100000 || rc=$?
 [ $rc = 3 ] || fail "per-case run with a stopped case: exit status $rc, 3 expected"
-grep -q "opencl case 1: stopped after 5 s (--case-timeout)" "$parts/run.log" ||
+grep -q "opencl case 1: stopped after 20 s (--case-timeout)" "$parts/run.log" ||
   fail "per-case run: no stop line for case 1"
 grep -q "^opencl,fragmentation," "$parts/opencl.csv" || fail "per-case run: no rows for case 5"
 grep -q '"stopped": "1"' "$parts/opencl.meta.json" || fail "per-case meta: not case 1 alone stopped"
