@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     --no-plots) no_plots=1 ;;
     --list-files) list=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
   esac
   shift
