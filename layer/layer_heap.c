@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cldm_device.h"
 #include "cldm_heap_layout.h"
@@ -539,6 +540,21 @@ static void cldm_heap_detach(const cldm_heap *heaps, size_t n) {
   }
 }
 
+/* At the application's last clReleaseContext the driver may still hold references of its own
+ * on the context for a moment (pocl, for instance, releases a completed command's event in its
+ * worker thread): the heaps would then outlive the release and go with the context's
+ * destructor, which cannot read them, so a checked heap's leak report would be lost. For
+ * checked heaps that release polls the count for up to this long (then gives up as before). */
+#define CLDM_REAP_WAIT_MS 200
+
+/* 1 if one of the n heaps is checked (it reports leaks when it is freed). */
+static int cldm_heap_any_checked(const cldm_heap *heaps, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (heaps[i].geom.check_offset)
+      return 1;
+  return 0;
+}
+
 void cldm_heap_reap(cl_context context, cl_uint pending) {
   if (!cldm_heap_any())
     return;
@@ -554,6 +570,13 @@ void cldm_heap_reap(cl_context context, cl_uint pending) {
   if (n) {
     cldm_heap_detach(heaps, n);
     cl_uint refs = cldm_heap_context_refcount(context);
+    if (pending && refs > ours + pending && cldm_heap_any_checked(heaps, n)) {
+      struct timespec ms = {0, 1000000};
+      for (int i = 0; i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
+        nanosleep(&ms, NULL);
+        refs = cldm_heap_context_refcount(context);
+      }
+    }
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
              (void *)context, refs, ours, pending);
     if (refs == ours + pending) {
