@@ -56,26 +56,31 @@ export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_LIBCLC_DIR CLDM_CACHE_DIR
 mkdir -p "$CLDM_CACHE_DIR"
 status=0
 
-if [ "$n" != 0 ]; then
-  echo "[gpu-bench] cldm_bench_alloc, $n work-items" >&2
+# run_alloc OUT SECONDS BINDIR DATADIR MODULES HEAP SIZES REPS [VERBOSE]: BINDIR's
+# cldm_bench_alloc on DATADIR's modules, $n work-items, into OUT (and stderr), under a time
+# limit; HEAP empty: the default heap
+run_alloc() {
   (
-    export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
-    export CLDM_BENCH_MODULES=${CLDM_BENCH_MODULES:-cldm_alloc.nv.spir64,cldm_alloc.cl12.spir64}
-    export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,64,256,1024,4096}
-    exec timeout 300 "$root/bin/cldm_bench_alloc" "$n" 3
-  ) > "$out/alloc.txt" 2>&1 || status=1
-  cat "$out/alloc.txt" >&2
+    export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$4"
+    export CLDM_BENCH_MODULES="$5" CLDM_BENCH_SIZES="$7"
+    [ -z "$6" ] || export CLDM_BENCH_HEAP="$6"
+    [ -z "${9:-}" ] || export CLDM_BENCH_VERBOSE=1
+    exec timeout "$2" "$3/cldm_bench_alloc" "$n" "$8"
+  ) > "$1" 2>&1 || status=1
+  cat "$1" >&2
+}
+
+if [ "$n" != 0 ]; then
+  nv=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
+  echo "[gpu-bench] cldm_bench_alloc, $n work-items" >&2
+  run_alloc "$out/alloc.txt" 300 "$root/bin" "$root/share/spv/bench" \
+    "${CLDM_BENCH_MODULES:-cldm_alloc.nv.spir64,cldm_alloc.cl12.spir64}" "" \
+    "${CLDM_BENCH_SIZES:-16,64,256,1024,4096}" 3
   # the nv variant again on larger heaps (more shards per class, cldm_class_shards)
   for heap in ${CLDM_BENCH_HEAPS-1G 8G}; do
     echo "[gpu-bench] cldm_bench_alloc, $n work-items, heaps of at least $heap" >&2
-    (
-      export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
-      export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
-      export CLDM_BENCH_HEAP="$heap"
-      export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
-      exec timeout 120 "$root/bin/cldm_bench_alloc" "$n" 3
-    ) > "$out/alloc-heap-$heap.txt" 2>&1 || status=1
-    cat "$out/alloc-heap-$heap.txt" >&2
+    run_alloc "$out/alloc-heap-$heap.txt" 120 "$root/bin" "$root/share/spv/bench" "$nv" "$heap" \
+      "${CLDM_BENCH_SIZES:-16,256,4096}" 3
   done
   # the pack's other allocators (tools/gpu-pack.sh --alt), timed the same way in the same run
   for alt in "$root"/alt/*/; do
@@ -84,29 +89,19 @@ if [ "$n" != 0 ]; then
     for heap in default ${CLDM_BENCH_HEAPS-1G 8G}; do
       echo "[gpu-bench] alt $name ($(head -1 "$alt/REVISION")): cldm_bench_alloc, $n work-items," \
         "heap $heap" >&2
-      (
-        export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$alt/share/spv/bench"
-        export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
-        [ $heap = default ] || export CLDM_BENCH_HEAP="$heap"
-        export CLDM_BENCH_SIZES=${CLDM_BENCH_SIZES:-16,256,4096}
-        exec timeout 120 "$alt/bin/cldm_bench_alloc" "$n" 3
-      ) > "$out/alt-$name-alloc-heap-$heap.txt" 2>&1 || status=1
-      cat "$out/alt-$name-alloc-heap-$heap.txt" >&2
+      h=$heap
+      [ "$h" = default ] && h=""
+      run_alloc "$out/alt-$name-alloc-heap-$heap.txt" 120 "$alt/bin" "$alt/share/spv/bench" "$nv" \
+        "$h" "${CLDM_BENCH_SIZES:-16,256,4096}" 3
     done
   done
   # the launch shape at which the full-scale suite stopped on the H200 (8 KiB blocks, half of a
   # 16 GiB heap), alone, every launch's time printed as it ends: the allocator or the suite?
-  if [ -n "${CLDM_BENCH_PROBE-8192:16G}" ]; then
-    probe=${CLDM_BENCH_PROBE-8192:16G}
+  probe=${CLDM_BENCH_PROBE-8192:16G}
+  if [ -n "$probe" ]; then
     echo "[gpu-bench] cldm_bench_alloc, $n work-items, ${probe%%:*} B, heap ${probe#*:}" >&2
-    (
-      export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$root/share/spv/bench"
-      export CLDM_BENCH_MODULES=${CLDM_BENCH_ALT_MODULES:-cldm_alloc.nv.spir64}
-      export CLDM_BENCH_HEAP="${probe#*:}"
-      export CLDM_BENCH_SIZES="${probe%%:*}" CLDM_BENCH_VERBOSE=1
-      exec timeout 60 "$root/bin/cldm_bench_alloc" "$n" 1
-    ) > "$out/alloc-probe.txt" 2>&1 || status=1
-    cat "$out/alloc-probe.txt" >&2
+    run_alloc "$out/alloc-probe.txt" 60 "$root/bin" "$root/share/spv/bench" "$nv" "${probe#*:}" \
+      "${probe%%:*}" 1 verbose
   fi
 fi
 
