@@ -17,6 +17,7 @@
  *   256        +--------------------------------------------------------------+   |
  *              | W    u64[num_shards][80]  per (shard, class): current slab   |   | image:
  *              |      page:32 | tickets:32; word 79 of a row: pool cursor     |   | written by
+ *              |      u64[80] class row: per class, its shard level           |   |
  *              +--------------------------------------------------------------+   | the host to
  *              | descs u32[num_pages]  kind:8 | count:24                      |   | create or
  *              +--------------------------------------------------------------+   | reset (W:
@@ -45,7 +46,8 @@
  * ALGORITHM
  * - Sizes up to 32 KiB are rounded to one of 72 classes (16-byte steps to 128 B, then eight
  *   steps per power of two). A class allocates from slabs; each shard (a row of W, chosen per
- *   call: the SM on NVIDIA, the CPU thread elsewhere) has a current slab per class from which
+ *   call: by SM and warp on NVIDIA, the CPU thread elsewhere; a class spreads over more shards
+ *   each time it uses up a slab) has a current slab per class from which
  *   calls draw tickets with one fetch-and-add: ticket t is slot t (cldm_slab.clh). Calls of a
  *   warp asking for the same class share that add and their bitmap updates (cldm_group.clh).
  *   A used-up slab is replaced by a fresh span from the pool (cldm_pool.clh); a slab whose
@@ -170,7 +172,7 @@ static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_bl
     uint bytes = cldm_class_bytes(kind - 1u);
     b->slot = in_span / bytes;
     b->bytes = bytes;
-    return b->slot * bytes == in_span && b->slot < cldm_class_slots(kind - 1u);
+    return b->slot * bytes == in_span && b->slot < cldm_class_slots(kind - 1u, h->num_pages);
   }
   if (kind == CLDM_DESC_KIND_LARGE_HEAD) {
     b->slot = 0u;

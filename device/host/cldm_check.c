@@ -188,8 +188,8 @@ int cldm_check_heap_scan(const void *heap, size_t n, uint64_t base, cldm_check_s
     const unsigned char *bm = h + hd.bitmaps_offset + (uint64_t)CLDM_SLOT_BITMAP_BYTES * p;
     uint64_t page_off = first + (uint64_t)p * CLDM_PAGE_BYTES;
     if (kind >= 1 && kind <= CLDM_NUM_CLASSES) {
-      uint32_t c = kind - 1, bytes = cldm_class_bytes(c), slots = cldm_class_slots(c);
-      if (p + cldm_class_span_pages(c) > hd.num_pages)
+      uint32_t c = kind - 1, bytes = cldm_class_bytes(c), slots = cldm_class_slots(c, hd.num_pages);
+      if (p + cldm_class_span_pages(c, hd.num_pages) > hd.num_pages)
         continue; /* a descriptor a kernel overwrote: nothing to trust */
       for (uint32_t s = 0; s < slots; s++)
         if (cldm_check_u32(bm + 4 * (s >> 5)) >> (s & 31) & 1)

@@ -32,7 +32,8 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
   g->num_shards = cldm_heap_shards(num_pages);
   g->w_offset = (uint32_t)off;
-  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * g->num_shards, CLDM_META_ALIGN);
+  /* the shard rows, then the class row (shard levels, 0 in the image) */
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 1u), CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
@@ -232,8 +233,8 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
       if (page >= h.num_pages)
         continue;
       memcpy(&d, descs + 4 * (size_t)page, 4);
-      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c))
-        live -= cldm_class_slots(c) - tick;
+      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages))
+        live -= cldm_class_slots(c, h.num_pages) - tick;
     }
   out->live_allocations = live;
   out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;

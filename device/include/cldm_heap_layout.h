@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 4u
+#define CLDM_HEAP_LAYOUT_VERSION 5u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -39,13 +39,22 @@ typedef uint64_t cldm_u64;
  * octave o (0..7) covering (128 << o, 256 << o] in steps of (16 << o) bytes:
  * 144..256 by 16, 288..512 by 32, ..., 18432..32768 by 2048. Worst rounding loss 1/9 (11 %).
  * A slab of a class is a span of 1, 2, 4 or 8 aligned pages (cldm_class_span_pages): the
- * fewest that the class's slots fill to at least 95 %. */
+ * fewest that the class's slots fill to at least 95 % and, in heaps of at least
+ * CLDM_BIG_SLABS_PAGES, that hold at least CLDM_SLAB_SLOTS_MIN slots (8 pages where fewer do).
+ * A slab is what one refill of a current slab hands out, so there the larger classes' refills
+ * come up to 8 times rarer (at 4 KiB: one per 128 allocations rather than per 16, which a warp
+ * of 32 callers would use up twice). Smaller heaps keep small slabs: one slab of every class
+ * takes 150 pages with them, 328 with large ones, more than an 8 MiB heap has, and a heap of
+ * 256 MiB filled with random sizes 16 B - 8 KiB and some runs lost blocks to partly used large
+ * slabs (on the H200). */
 #define CLDM_NUM_CLASSES 72u
 #define CLDM_MAX_CLASS_BYTES 32768u   /* larger requests take runs of whole pages */
 #define CLDM_SLOTS_PER_PAGE_MAX 4096u /* 16-byte class: 65536 / 16 */
 #define CLDM_SLOT_BITMAP_WORDS 128u   /* 4096 bits: one bitmap per page (used by span heads) */
 #define CLDM_SLOT_BITMAP_BYTES (CLDM_SLOT_BITMAP_WORDS * 4u)
 #define CLDM_SPAN_PAGES_MAX 8u
+#define CLDM_SLAB_SLOTS_MIN 128u    /* slots a slab of a large heap holds, where 8 pages allow */
+#define CLDM_BIG_SLABS_PAGES 16384u /* large heap: at least 1 GiB of pages */
 
 /* ---- page descriptor (one 32-bit word per page) ------------------------------------------ */
 /* bits 31..24: kind; bits 23..0: count.
@@ -71,7 +80,10 @@ typedef uint64_t cldm_u64;
  * made current again by the final path (CLDM_W_SEARCH set) issues tickets slots - n .. slots - 1
  * for the n slots it had free, each a reservation of any clear slot (cldm_slab.clh). Rows of
  * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); words CLDM_W_CURSOR and
- * CLDM_W_REUSE_CURSOR of a row hold the shard's pool cursor and the classes' reuse cursors. */
+ * CLDM_W_REUSE_CURSOR of a row hold the shard's pool cursor and the classes' reuse cursors.
+ * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
+ * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
+ * (device/cl/cldm_slab.clh, cldm_class_grow). */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
@@ -84,11 +96,16 @@ typedef uint64_t cldm_u64;
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
 #define CLDM_W_SEARCH 0x80000000u /* in the page field: tickets reserve any clear slot */
 #define CLDM_SHARDS_MAX 256u
-#define CLDM_PAGES_PER_SHARD 16u /* one shard per 16 pages of the heap, a power of two */
-/* The current slabs of one class (one per shard it uses) hold at most 1/256 of the pages, and
- * at least one slab: with every class in use, at most 72/256 of the heap sits in current
- * slabs, where other classes and large allocations cannot have it. */
-#define CLDM_CLASS_HOARD_DIV 256u
+#define CLDM_PAGES_PER_SHARD 4u /* one shard per 4 pages of the heap, a power of two */
+/* The current slabs of one class (one per shard it uses) hold at most 1/16 of the pages, and
+ * at least one slab. Pages in current slabs are lost to other classes and to large
+ * allocations only until the pool runs dry: then the final path ends the epochs of the other
+ * classes' current slabs (cldm_slab_flush), so the limit trades that path's work against
+ * contention: each shard's current slab is one word that all its callers add to, and a class
+ * with few shards makes 10^5 work-items queue on few words and refill them one after another
+ * (measured on the H200: 2^20 allocations of 16 B took 6.2 ms with 2 shards, 0.28 ms with 64,
+ * 0.13 ms with 256). */
+#define CLDM_CLASS_HOARD_DIV 16u
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
@@ -177,6 +194,11 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
 #define CLDM_HDR_WORD_SPREAD 19u         /* pad1[0]: calls of the cl20spread test variant */
+#define CLDM_HDR_WORD_SPREAD_PAGES 20u   /* pad1[1]: pages the classes' spread may hold */
+/* The current slabs that classes add by spreading over more shards (device/cl/cldm_slab.clh,
+ * cldm_class_spread) may hold at most 1/CLDM_SPREAD_BUDGET_DIV of the pages, all classes
+ * together (each class's first shard is not counted). */
+#define CLDM_SPREAD_BUDGET_DIV 8u
 #define cldm_hdr_check_offset(hd) ((hd).pad3[0])
 #define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
 
@@ -283,18 +305,22 @@ static inline cldm_u32 cldm_class_of(cldm_u32 bytes) {
   return 8u + (octave << 3) + (steps - 9u);
 }
 
-/* Pages of a slab of class `c`: the fewest of 1, 2, 4, 8 whose slots fill >= 95 % of them. */
-static inline cldm_u32 cldm_class_span_pages(cldm_u32 c) {
+/* Pages of a slab of class `c` in a heap of `num_pages` pages: the fewest of 1, 2, 4, 8 whose
+ * slots fill >= 95 % of them and, in a large heap, number at least CLDM_SLAB_SLOTS_MIN (8 if
+ * fewer do). */
+static inline cldm_u32 cldm_class_span_pages(cldm_u32 c, cldm_u32 num_pages) {
   cldm_u32 bytes = cldm_class_bytes(c), k = 1u;
+  cldm_u32 slots_min = num_pages >= CLDM_BIG_SLABS_PAGES ? CLDM_SLAB_SLOTS_MIN : 1u;
   while (k < CLDM_SPAN_PAGES_MAX &&
-         ((k << CLDM_PAGE_SHIFT) / bytes) * bytes * 20u < (k << CLDM_PAGE_SHIFT) * 19u)
+         (((k << CLDM_PAGE_SHIFT) / bytes) * bytes * 20u < (k << CLDM_PAGE_SHIFT) * 19u ||
+          (k << CLDM_PAGE_SHIFT) / bytes < slots_min))
     k <<= 1;
   return k;
 }
 
-/* Slots of a slab of class `c`. */
-static inline cldm_u32 cldm_class_slots(cldm_u32 c) {
-  cldm_u32 n = (cldm_class_span_pages(c) << CLDM_PAGE_SHIFT) / cldm_class_bytes(c);
+/* Slots of a slab of class `c` in a heap of `num_pages` pages. */
+static inline cldm_u32 cldm_class_slots(cldm_u32 c, cldm_u32 num_pages) {
+  cldm_u32 n = (cldm_class_span_pages(c, num_pages) << CLDM_PAGE_SHIFT) / cldm_class_bytes(c);
   return n < CLDM_SLOTS_PER_PAGE_MAX ? n : CLDM_SLOTS_PER_PAGE_MAX;
 }
 
@@ -310,7 +336,7 @@ static inline cldm_u32 cldm_heap_shards(cldm_u32 num_pages) {
 /* Shards class `c` uses (its current slabs): the first cldm_class_shards() rows of W, a power
  * of two, 1..num_shards, so that they hold at most num_pages / CLDM_CLASS_HOARD_DIV pages. */
 static inline cldm_u32 cldm_class_shards(cldm_u32 num_shards, cldm_u32 num_pages, cldm_u32 c) {
-  cldm_u32 want = num_pages / (CLDM_CLASS_HOARD_DIV * cldm_class_span_pages(c)), n = 1u;
+  cldm_u32 want = num_pages / (CLDM_CLASS_HOARD_DIV * cldm_class_span_pages(c, num_pages)), n = 1u;
   while (n * 2u <= want && n * 2u <= num_shards)
     n *= 2u;
   return n;

@@ -38,7 +38,7 @@ static void test_exhaustion_per_class(void **state) {
       uint32_t size = cldm_class_bytes(c);
       if (hi == 1 && size != 16 && size != 256 && size != 4096)
         continue;
-      size_t cap = (size_t)(pages / cldm_class_span_pages(c)) * cldm_class_slots(c);
+      size_t cap = (size_t)(pages / cldm_class_span_pages(c, pages)) * cldm_class_slots(c, pages);
       size_t requests = cap + cap / 16 + 32;
       uint64_t *offs = malloc(requests * 8);
       uint32_t *sizes = malloc(requests * 4);

@@ -62,7 +62,8 @@ static void dump_pages(const cldm_dtest_heap *heap) {
       bits += (uint32_t)__builtin_popcount(w);
     }
     uint32_t kind = d >> CLDM_DESC_KIND_SHIFT, count = d & CLDM_DESC_COUNT_MASK;
-    uint32_t slots = kind >= 1 && kind <= CLDM_NUM_CLASSES ? cldm_class_slots(kind - 1) : 0;
+    uint32_t slots =
+        kind >= 1 && kind <= CLDM_NUM_CLASSES ? cldm_class_slots(kind - 1, h.num_pages) : 0;
     if (slots && (count != bits || count != slots))
       fprintf(stderr, "page %u: class %u count %u bits %u slots %u\n", p, kind - 1, count, bits,
               slots);

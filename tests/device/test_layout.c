@@ -49,10 +49,10 @@ static void test_classes(void **state) {
       assert_true(cldm_class_bytes(c - 1) < size);
   }
   for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
-    uint32_t slots = cldm_class_slots(c);
+    uint32_t slots = cldm_class_slots(c, 128); /* an 8 MiB heap */
     assert_true(slots >= 2 && slots <= CLDM_SLOTS_PER_PAGE_MAX);
     assert_true((uint64_t)slots * cldm_class_bytes(c) <=
-                (uint64_t)cldm_class_span_pages(c) * CLDM_PAGE_BYTES);
+                (uint64_t)cldm_class_span_pages(c, 128) * CLDM_PAGE_BYTES);
     /* slab pages of classes up to 4 KiB waste < 4 % of the page */
     if (cldm_class_bytes(c) <= 4096)
       assert_true((uint64_t)slots * cldm_class_bytes(c) * 100 >= 96ull * CLDM_PAGE_BYTES);
@@ -108,39 +108,58 @@ static void test_sizes(void **state) {
   assert_int_equal(cldm_heap_image_size(MiB), 0);
 }
 
-/* Shards: one per 16 pages, a power of two, 1..256; classes' spans fill them >= 95 %; the
- * shards of one class. */
+/* Shards: one per 4 pages, a power of two, 1..256; classes' spans fill them >= 95 % and hold
+ * at least CLDM_SLAB_SLOTS_MIN slots where 8 pages do; the shards of one class. */
 static void test_shards_and_spans(void **state) {
   (void)state;
-  assert_int_equal(cldm_heap_shards(16), 1);
-  assert_int_equal(cldm_heap_shards(31), 1);
-  assert_int_equal(cldm_heap_shards(128), 8); /* 8 MiB */
-  assert_int_equal(cldm_heap_shards(133), 8);
+  assert_int_equal(cldm_heap_shards(4), 1);
+  assert_int_equal(cldm_heap_shards(16), 4);
+  assert_int_equal(cldm_heap_shards(31), 4);
+  assert_int_equal(cldm_heap_shards(128), 32); /* 8 MiB */
+  assert_int_equal(cldm_heap_shards(133), 32);
+  assert_int_equal(cldm_heap_shards(1024), 256);
   assert_int_equal(cldm_heap_shards(4096), 256);
   assert_int_equal(cldm_heap_shards(CLDM_HEAP_MAX_PAGES), 256);
-  for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
-    uint32_t k = cldm_class_span_pages(c), n = cldm_class_slots(c);
-    assert_true(k == 1 || k == 2 || k == 4 || k == 8);
-    assert_true(n >= 1 && n <= CLDM_SLOTS_PER_PAGE_MAX);
-    assert_true((uint64_t)n * cldm_class_bytes(c) * 100 >= 95ull * k * CLDM_PAGE_BYTES);
-    assert_true((uint64_t)n * cldm_class_bytes(c) <= (uint64_t)k * CLDM_PAGE_BYTES);
-    if (cldm_class_bytes(c) <= 4096)
-      assert_int_equal(k, 1);
-  }
+  /* small heaps: the fewest pages filled >= 95 %; large heaps: and >= CLDM_SLAB_SLOTS_MIN
+   * slots where 8 pages hold them */
+  static const uint32_t span_heaps[] = {16, 128, CLDM_BIG_SLABS_PAGES - 1, CLDM_BIG_SLABS_PAGES,
+                                        CLDM_HEAP_MAX_PAGES};
+  for (size_t i = 0; i < sizeof span_heaps / sizeof span_heaps[0]; i++)
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint32_t pages = span_heaps[i], bytes = cldm_class_bytes(c);
+      uint32_t k = cldm_class_span_pages(c, pages), n = cldm_class_slots(c, pages);
+      uint32_t min = pages >= CLDM_BIG_SLABS_PAGES ? CLDM_SLAB_SLOTS_MIN : 1;
+      assert_true(k == 1 || k == 2 || k == 4 || k == 8);
+      assert_true(n >= 1 && n <= CLDM_SLOTS_PER_PAGE_MAX);
+      assert_true((uint64_t)n * bytes * 100 >= 95ull * k * CLDM_PAGE_BYTES);
+      assert_true((uint64_t)n * bytes <= (uint64_t)k * CLDM_PAGE_BYTES);
+      assert_true(n >= min || k == CLDM_SPAN_PAGES_MAX);
+      if (k > 1) { /* half as many pages would not do */
+        uint64_t half = (uint64_t)(k / 2) * CLDM_PAGE_BYTES, m = half / bytes;
+        assert_true(m < min || m * bytes * 100 < 95 * half);
+      }
+      if (bytes <= 512)
+        assert_int_equal(k, 1);
+    }
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(4096), 128), 1);
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(4096), CLDM_BIG_SLABS_PAGES), 8);
+  assert_int_equal(cldm_class_slots(cldm_class_of(4096), CLDM_BIG_SLABS_PAGES), 128);
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(1024), CLDM_BIG_SLABS_PAGES), 2);
   /* shards a class uses: a power of two within the heap's, current slabs of one class at most
-   * 1/256 of the pages (at least one slab) */
+   * 1/16 of the pages (at least one slab) */
   static const uint32_t heaps[] = {16, 128, 4096, 16384, 524288, CLDM_HEAP_MAX_PAGES};
   for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++)
     for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
       uint32_t pages = heaps[i], shards = cldm_heap_shards(pages);
-      uint32_t n = cldm_class_shards(shards, pages, c), k = cldm_class_span_pages(c);
+      uint32_t n = cldm_class_shards(shards, pages, c), k = cldm_class_span_pages(c, pages);
       assert_true(n >= 1 && n <= shards && (n & (n - 1)) == 0);
       assert_true(n == 1 || (uint64_t)n * k * CLDM_CLASS_HOARD_DIV <= pages);
       assert_true(n == shards || (uint64_t)2 * n * k * CLDM_CLASS_HOARD_DIV > pages);
     }
-  assert_int_equal(cldm_class_shards(8, 128, 0), 1);         /* 8 MiB: one current slab */
-  assert_int_equal(cldm_class_shards(256, 16384, 0), 64);    /* 1 GiB, 16 B */
-  assert_int_equal(cldm_class_shards(256, 16384, 65), 8);    /* 1 GiB, 20 KiB: spans of 8 */
+  assert_int_equal(cldm_class_shards(32, 128, 0), 8);        /* 8 MiB: 8 current slabs */
+  assert_int_equal(cldm_class_shards(32, 128, 47), 8);       /* 8 MiB, 4 KiB */
+  assert_int_equal(cldm_class_shards(256, 16384, 0), 256);   /* 1 GiB, 16 B */
+  assert_int_equal(cldm_class_shards(256, 16384, 65), 128);  /* 1 GiB, 20 KiB: spans of 8 */
   assert_int_equal(cldm_class_shards(256, 524288, 71), 256); /* 32 GiB */
 }
 
@@ -165,7 +184,7 @@ static void test_image(void **state) {
   assert_int_equal(h.page_bytes, CLDM_PAGE_BYTES);
   assert_int_equal(h.num_pages, 133);
   assert_int_equal(h.num_classes, CLDM_NUM_CLASSES);
-  assert_int_equal(h.num_shards, 8);
+  assert_int_equal(h.num_shards, 32);
   assert_int_equal(h.buffer_bytes, buf);
   assert_int_equal(h.pool_words, 5);
   assert_int_equal(h.use_units, 0);
