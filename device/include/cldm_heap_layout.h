@@ -106,6 +106,9 @@ typedef uint64_t cldm_u64;
  * (measured on the H200: 2^20 allocations of 16 B took 6.2 ms with 2 shards, 0.28 ms with 64,
  * 0.13 ms with 256). */
 #define CLDM_CLASS_HOARD_DIV 16u
+/* Shards a class uses before any contention (cldm_class_used): as many as hold 1/256 of the
+ * pages, which costs little even with every class in use (72/256 of the heap at most). */
+#define CLDM_CLASS_FLOOR_DIV 256u
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
@@ -333,12 +336,27 @@ static inline cldm_u32 cldm_heap_shards(cldm_u32 num_pages) {
   return n;
 }
 
-/* Shards class `c` uses (its current slabs): the first cldm_class_shards() rows of W, a power
- * of two, 1..num_shards, so that they hold at most num_pages / CLDM_CLASS_HOARD_DIV pages. */
+/* The most shards class `c` uses (its current slabs): the first cldm_class_shards() rows of W,
+ * a power of two, 1..num_shards, so that they hold at most num_pages / CLDM_CLASS_HOARD_DIV
+ * pages. How many of them it uses at a time: cldm_class_used(). */
 static inline cldm_u32 cldm_class_shards(cldm_u32 num_shards, cldm_u32 num_pages, cldm_u32 c) {
   cldm_u32 want = num_pages / (CLDM_CLASS_HOARD_DIV * cldm_class_span_pages(c, num_pages)), n = 1u;
   while (n * 2u <= want && n * 2u <= num_shards)
     n *= 2u;
+  return n;
+}
+
+/* Shards class `c` uses at shard level `level` (device/cl/cldm_slab.clh, cldm_class_spread):
+ * 2^level, at least as many as hold num_pages / CLDM_CLASS_FLOOR_DIV pages, at most
+ * cldm_class_shards(); a power of two. */
+static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, cldm_u32 c,
+                                       cldm_u32 level) {
+  cldm_u32 cap = cldm_class_shards(num_shards, num_pages, c);
+  cldm_u32 want = num_pages / (CLDM_CLASS_FLOOR_DIV * cldm_class_span_pages(c, num_pages)), n = 1u;
+  while (n * 2u <= want && n * 2u <= cap)
+    n *= 2u;
+  if (level < 31u && (1u << level) > n)
+    n = (1u << level) < cap ? 1u << level : cap;
   return n;
 }
 
