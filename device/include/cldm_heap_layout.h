@@ -355,8 +355,8 @@ static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, 
   cldm_u32 want = num_pages / (CLDM_CLASS_FLOOR_DIV * cldm_class_span_pages(c, num_pages)), n = 1u;
   while (n * 2u <= want && n * 2u <= cap)
     n *= 2u;
-  if (level < 31u && (1u << level) > n)
-    n = (1u << level) < cap ? 1u << level : cap;
+  if (level >= 31u || (1u << level) > n)
+    n = level < 31u && (1u << level) < cap ? 1u << level : cap;
   return n;
 }
 

@@ -161,6 +161,28 @@ static void test_shards_and_spans(void **state) {
   assert_int_equal(cldm_class_shards(256, 16384, 0), 256);   /* 1 GiB, 16 B */
   assert_int_equal(cldm_class_shards(256, 16384, 65), 128);  /* 1 GiB, 20 KiB: spans of 8 */
   assert_int_equal(cldm_class_shards(256, 524288, 71), 256); /* 32 GiB */
+  /* shards in use at a level: the floor (1/256 of the heap), 2^level above it, the cap */
+  for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++)
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint32_t pages = heaps[i], shards = cldm_heap_shards(pages);
+      uint32_t cap = cldm_class_shards(shards, pages, c), k = cldm_class_span_pages(c, pages);
+      uint32_t floor = cldm_class_used(shards, pages, c, 0), prev = floor;
+      assert_true(floor >= 1 && floor <= cap && (floor & (floor - 1)) == 0);
+      assert_true(floor == 1 || (uint64_t)floor * k * CLDM_CLASS_FLOOR_DIV <= pages);
+      for (uint32_t level = 0; level <= 9; level++) {
+        uint32_t n = cldm_class_used(shards, pages, c, level);
+        assert_true(n >= prev && n <= cap && (n & (n - 1)) == 0);
+        assert_int_equal(n, (1u << level) < floor ? floor
+                            : (1u << level) < cap ? 1u << level
+                                                  : cap);
+        prev = n;
+      }
+      assert_int_equal(cldm_class_used(shards, pages, c, 31), cap);
+    }
+  assert_int_equal(cldm_class_used(32, 128, 0, 0), 1);       /* 8 MiB: one until contention */
+  assert_int_equal(cldm_class_used(32, 128, 0, 3), 8);       /* then up to 1/16 */
+  assert_int_equal(cldm_class_used(256, 16384, 0, 0), 64);   /* 1 GiB, 16 B: 1/256 */
+  assert_int_equal(cldm_class_used(256, 131072, 0, 0), 256); /* 8 GiB, 16 B */
 }
 
 /* The image: header fields, current-page words "no slab", everything else zero except pool
