@@ -168,8 +168,9 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   uint32_t pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
   size_t cap = 0;
   for (size_t k = 0; k < nclasses; k++) /* each class gets its share of the pages */
-    cap += (size_t)(pages / nclasses / cldm_class_span_pages(cldm_class_of(class_sizes[k]))) *
-           cldm_class_slots(cldm_class_of(class_sizes[k]));
+    cap +=
+        (size_t)(pages / nclasses / cldm_class_span_pages(cldm_class_of(class_sizes[k]), pages)) *
+        cldm_class_slots(cldm_class_of(class_sizes[k]), pages);
   size_t requests = cap + cap / 8 + 64, n2 = requests;
   uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8), *o2 = malloc(n2 * 8);
   uint32_t *sizes = malloc(requests * 4), *s2 = malloc(n2 * 4);
