@@ -161,8 +161,15 @@ int main(int argc, char **argv) {
         double t_f = noted("free", size, r, run_profiled(&env, q, kf, n));
         cldm_heap_stats s = cldm_dtest_heap_stats(&env, &heap);
         if (s.live_allocations != 0 || s.bytes_in_use != 0 || s.invalid_frees != 0 ||
-            s.failed_allocations != 0)
+            s.failed_allocations != 0) {
+          fprintf(stderr,
+                  "cldm_bench_alloc: %u B repetition %d: %llu live allocations, %llu bytes in "
+                  "use, %llu invalid frees, %llu failed allocations\n",
+                  size, r, (unsigned long long)s.live_allocations,
+                  (unsigned long long)s.bytes_in_use, (unsigned long long)s.invalid_frees,
+                  (unsigned long long)s.failed_allocations);
           fail_run("heap not empty after the frees");
+        }
         cldm_dtest_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
                         (size_t)0);
         double t_mf = noted("malloc+free", size, r, run_profiled(&env, q, kmf, n));

@@ -163,15 +163,21 @@ static void test_run_across_words(void **state) {
  * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
  * every one must succeed (NULL only when full), none may overlap a kept block, and one more
  * of each class must fail. For 16 B, 256 B and 4 KiB, then with two classes interleaved, every
- * other block of each freed (the holes of 48 B slabs are no use to 64 B requests). */
+ * other block of each freed (the holes of 48 B slabs are no use to 64 B requests); each class
+ * asks for more than the whole heap holds of it, since how the classes share the pages depends
+ * on the order in which the device runs the calls. */
 static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size_t nclasses) {
   uint32_t pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
-  size_t cap = 0;
-  for (size_t k = 0; k < nclasses; k++) /* each class gets its share of the pages */
-    cap +=
-        (size_t)(pages / nclasses / cldm_class_span_pages(cldm_class_of(class_sizes[k]), pages)) *
-        cldm_class_slots(cldm_class_of(class_sizes[k]), pages);
-  size_t requests = cap + cap / 8 + 64, n2 = requests;
+  size_t cap = 0, per = 0;
+  for (size_t k = 0; k < nclasses; k++) {
+    uint32_t c = cldm_class_of(class_sizes[k]);
+    size_t whole = (size_t)(pages / cldm_class_span_pages(c, pages)) * cldm_class_slots(c, pages);
+    cap += whole / nclasses; /* each class's share of the pages */
+    per = whole > per ? whole : per;
+  }
+  /* more requests of each class than the whole heap holds of it: every class fills up, however
+   * the classes share the pages */
+  size_t requests = (per + 64) * nclasses, n2 = requests;
   uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8), *o2 = malloc(n2 * 8);
   uint32_t *sizes = malloc(requests * 4), *s2 = malloc(n2 * 4);
   uint64_t failed0 = cldm_dtest_heap_stats(&g_env, heap).failed_allocations;
@@ -180,6 +186,12 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   run_malloc(heap, sizes, offs, requests, 1);
   size_t got = check_disjoint(heap, offs, sizes, requests), freed = 0, kept = 0;
   assert_true(got > cap / 2);
+  for (size_t k = 0; k < nclasses; k++) { /* the premise: every class saw NULL */
+    size_t nulls = 0;
+    for (size_t i = k; i < requests; i += nclasses)
+      nulls += offs[i] == CLDM_DTEST_NULL_OFF;
+    assert_true(nulls > 0);
+  }
   uint64_t kept_bytes = 0, freed_of[2] = {0, 0};
   size_t live[2] = {0, 0};
   for (size_t i = 0; i < requests; i++) {
@@ -198,8 +210,11 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   }
   run_free_offs(heap, gone, requests);
   assert_stats(heap, kept_bytes, kept, failed0 + (requests - got), 0);
-  /* as many of each class as were freed of it: every one must succeed; then (a launch of its
-   * own, which cannot take a page the others needed) one more of each class must fail */
+  /* as many of each class as were freed of it: every one must succeed; then, with one class,
+   * (a launch of its own) one more must fail. With two, the heap may still hold slots of a
+   * class after that class saw NULL: the other class's last resort, running later, ends the
+   * epochs of the current slabs of the first (cldm_slab_flush), whose unissued tickets become
+   * holes, or pages if nobody drew from the slab. */
   size_t n = 0;
   for (size_t k = 0; k < nclasses; k++)
     for (uint64_t j = 0; j < freed_of[k]; j++)
@@ -208,9 +223,11 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   size_t again = 0;
   for (size_t i = 0; i < n; i++)
     again += o2[i] != CLDM_DTEST_NULL_OFF;
-  assert_int_equal(again, freed);       /* every hole found */
-  for (size_t k = 0; k < nclasses; k++) /* and the heap full again */
-    assert_true(malloc_one(heap, class_sizes[k]) == CLDM_DTEST_NULL_OFF);
+  assert_int_equal(again, freed); /* every hole found */
+  if (nclasses == 1) {            /* the heap was full, and is again */
+    assert_int_equal(got, per);
+    assert_true(malloc_one(heap, class_sizes[0]) == CLDM_DTEST_NULL_OFF);
+  }
   uint64_t *all = malloc((requests + n) * 8);
   uint32_t *all_sizes = malloc((requests + n) * 4);
   memcpy(all, offs, requests * 8);
@@ -222,7 +239,7 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
          class_sizes[0], kept, freed, again);
   assert_int_equal(run_check_free(heap, sizes, offs, requests, 1), 0);
   assert_int_equal(run_check_free(heap, s2, o2, n, 1), 0);
-  assert_stats(heap, 0, 0, failed0 + (requests - got) + nclasses, 0);
+  assert_stats(heap, 0, 0, failed0 + (requests - got) + (nclasses == 1), 0);
   free(all);
   free(all_sizes);
   free(offs);
