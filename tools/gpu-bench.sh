@@ -5,8 +5,9 @@
 #   1. cldm_bench_alloc: the allocator modules timed directly (bench/alloc/README.md), the
 #      route's variants nv and cl12, N work-items, sizes CLDM_BENCH_SIZES; then nv again with
 #      heaps of at least each size of CLDM_BENCH_HEAPS (default "1G 8G"; empty: none), into
-#      alloc-heap-<size>.txt; then one shape alone, every launch timed as it ends
-#      (CLDM_BENCH_PROBE=SIZE:HEAP, default 8192:16G; empty: none), into alloc-probe.txt;
+#      alloc-heap-<size>.txt; then sizes one after another on one heap, as the suite's case 1
+#      runs them, every launch timed as it ends (CLDM_BENCH_PROBE=SIZES:HEAP, default
+#      16,32,...,8192:16G; empty: none), into alloc-probe.txt;
 #      for each allocator the pack has under alt/NAME/ (tools/gpu-pack.sh --alt), its nv
 #      variant on the default heap and on those heaps, into alt-NAME-alloc-heap-<size>.txt
 #      (CLDM_BENCH_ALT_MODULES replaces the nv variant in the runs after the first, e.g. to try
@@ -58,13 +59,15 @@ status=0
 
 # run_alloc OUT SECONDS BINDIR DATADIR MODULES HEAP SIZES REPS [VERBOSE]: BINDIR's
 # cldm_bench_alloc on DATADIR's modules, $n work-items, into OUT (and stderr), under a time
-# limit; HEAP empty: the default heap
+# limit; HEAP empty: the default heap; VERBOSE, KEEP non-empty: CLDM_BENCH_VERBOSE=1,
+# CLDM_BENCH_KEEP_HEAP=1
 run_alloc() {
   (
     export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$4"
     export CLDM_BENCH_MODULES="$5" CLDM_BENCH_SIZES="$7"
     [ -z "$6" ] || export CLDM_BENCH_HEAP="$6"
     [ -z "${9:-}" ] || export CLDM_BENCH_VERBOSE=1
+    [ -z "${10:-}" ] || export CLDM_BENCH_KEEP_HEAP=1
     exec timeout "$2" "$3/cldm_bench_alloc" "$n" "$8"
   ) > "$1" 2>&1 || status=1
   cat "$1" >&2
@@ -95,13 +98,15 @@ if [ "$n" != 0 ]; then
         "$h" "${CLDM_BENCH_SIZES:-16,256,4096}" 3
     done
   done
-  # the launch shape at which the full-scale suite stopped on the H200 (8 KiB blocks, half of a
-  # 16 GiB heap), alone, every launch's time printed as it ends: the allocator or the suite?
-  probe=${CLDM_BENCH_PROBE-8192:16G}
+  # the full-scale suite's case 1 on the H200 never ended its warm-up of 8 KiB blocks (half of
+  # a 16 GiB heap), which alone on a fresh heap takes 3 ms: its sizes in its order on one heap
+  # (CLDM_BENCH_KEEP_HEAP), every launch's time printed as it ends
+  probe=${CLDM_BENCH_PROBE-16,32,64,128,256,512,1024,2048,4096,8192:16G}
   if [ -n "$probe" ]; then
-    echo "[gpu-bench] cldm_bench_alloc, $n work-items, ${probe%%:*} B, heap ${probe#*:}" >&2
-    run_alloc "$out/alloc-probe.txt" 60 "$root/bin" "$root/share/spv/bench" "$nv" "${probe#*:}" \
-      "${probe%%:*}" 1 verbose
+    echo "[gpu-bench] cldm_bench_alloc, $n work-items, sizes ${probe%%:*} on one heap of" \
+      "${probe#*:}" >&2
+    run_alloc "$out/alloc-probe.txt" 90 "$root/bin" "$root/share/spv/bench" "$nv" "${probe#*:}" \
+      "${probe%%:*}" 1 verbose keep
   fi
 fi
 

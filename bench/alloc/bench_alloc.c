@@ -5,12 +5,14 @@
  *   cldm_bench_alloc [work-items = 65536] [repetitions = 5]
  *   (CLDM_BENCH_MODULES=a,b limits the modules, CLDM_BENCH_SIZES=16,64 sets the sizes,
  *   CLDM_BENCH_HEAP=1G makes every heap at least that large: the allocator's shards per class
- *   grow with the heap, cldm_class_shards)
+ *   grow with the heap, cldm_class_shards; CLDM_BENCH_KEEP_HEAP=1 runs every size of a module
+ *   on one heap, the largest any of them needs, reset only when it is created, so that each
+ *   size finds the heap as the sizes before it left it, as in the suite's cases)
  *
  * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
  * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
  * (k_free); a third kernel does malloc + free per work-item (k_malloc_free). The heap is reset
- * by an image write before each repetition (not timed). Times are kernel execution times from
+ * by an image write before each repetition (not timed), unless CLDM_BENCH_KEEP_HEAP is set. Times are kernel execution times from
  * event profiling, the best of the repetitions; every repetition is checked (no NULL, heap
  * empty afterwards), so a broken allocator cannot report a rate.
  */
@@ -65,6 +67,13 @@ static void fail_run(const char *what) {
   exit(1);
 }
 
+/* The heap for n blocks of `size`: the blocks' class bytes + 1/8 + 16 MiB, at least min_heap. */
+static uint64_t heap_bytes_for(size_t n, uint32_t size, uint64_t min_heap) {
+  uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
+  uint64_t b = need + need / 8 + (16u << 20);
+  return b < min_heap ? min_heap : b;
+}
+
 static double rate(size_t n, const timing *t) { return (double)n / t->best_s / 1e6; }
 
 /* CLDM_BENCH_VERBOSE=1: every launch's time on stderr as it ends, so that a launch that takes
@@ -102,6 +111,7 @@ int main(int argc, char **argv) {
     min_heap <<= shift;
   }
   verbose = getenv("CLDM_BENCH_VERBOSE") && atoi(getenv("CLDM_BENCH_VERBOSE"));
+  int keep_heap = getenv("CLDM_BENCH_KEEP_HEAP") && atoi(getenv("CLDM_BENCH_KEEP_HEAP"));
   setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's in one log */
   char modules[1024] = CLDM_BENCH_MODULES;
   if (getenv("CLDM_BENCH_MODULES")) /* e.g. cldm_alloc.cl20.spir64 */
@@ -115,6 +125,8 @@ int main(int argc, char **argv) {
          reps);
   if (min_heap)
     printf("heaps of at least %llu MiB (CLDM_BENCH_HEAP)\n", (unsigned long long)(min_heap >> 20));
+  if (keep_heap)
+    printf("one heap per module, reset once (CLDM_BENCH_KEEP_HEAP)\n");
   printf("%-26s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s\n", "module", "size",
          "malloc ms", "M/s", "free ms", "M/s", "m+f ms", "M/s", "bump ms", "M/s", "bump/malloc");
   char *save = NULL; /* strtok_r: the OpenCL implementation may use strtok itself */
@@ -132,12 +144,15 @@ int main(int argc, char **argv) {
     cl_kernel kmf = cldm_dtest_kernel(&env, "k_malloc_free"),
               kb = cldm_dtest_kernel(&env, "k_bump");
     cl_mem ptrs = cldm_dtest_buffer(&env, n * 8, NULL);
+    cldm_dtest_heap kept = {0}; /* CLDM_BENCH_KEEP_HEAP: the module's one heap */
+    uint64_t kept_bytes = 0;
+    for (size_t si = 0; keep_heap && si < num_sizes; si++) {
+      uint64_t b = heap_bytes_for(n, sizes[si], min_heap);
+      kept_bytes = b > kept_bytes ? b : kept_bytes;
+    }
     for (size_t si = 0; si < num_sizes; si++) {
       cl_uint size = sizes[si];
-      uint64_t need = (uint64_t)n * cldm_class_bytes(cldm_class_of(size));
-      uint64_t heap_bytes = need + need / 8 + (16u << 20);
-      if (heap_bytes < min_heap)
-        heap_bytes = min_heap;
+      uint64_t heap_bytes = keep_heap ? kept_bytes : heap_bytes_for(n, size, min_heap);
       cl_ulong max_alloc = 0;
       DT_CHECK(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
                                &max_alloc, NULL));
@@ -146,12 +161,15 @@ int main(int argc, char **argv) {
                module, size, (unsigned long long)(heap_bytes >> 20));
         continue;
       }
-      cldm_dtest_heap heap = cldm_dtest_heap_create(&env, heap_bytes);
+      if (keep_heap && !kept.buf)
+        kept = cldm_dtest_heap_create(&env, heap_bytes);
+      cldm_dtest_heap heap = keep_heap ? kept : cldm_dtest_heap_create(&env, heap_bytes);
       cl_mem arena = cldm_dtest_buffer(&env, (size_t)n * size, NULL),
              top = cldm_dtest_buffer(&env, 4, NULL);
       timing tm = {0}, tf = {0}, tmf = {0}, tb = {0};
       for (int r = -1; r < reps; r++) { /* r == -1: warm-up, not counted */
-        cldm_dtest_heap_reset(&env, &heap);
+        if (!keep_heap)
+          cldm_dtest_heap_reset(&env, &heap);
         cldm_dtest_args(km, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
                         (size_t)0);
         double t_m = noted("malloc", size, r, run_profiled(&env, q, km, n));
@@ -195,8 +213,11 @@ int main(int argc, char **argv) {
       fflush(stdout);
       clReleaseMemObject(arena);
       clReleaseMemObject(top);
-      cldm_dtest_heap_release(&heap);
+      if (!keep_heap)
+        cldm_dtest_heap_release(&heap);
     }
+    if (kept.buf)
+      cldm_dtest_heap_release(&kept);
     clReleaseMemObject(ptrs);
     clReleaseKernel(km);
     clReleaseKernel(kf);
