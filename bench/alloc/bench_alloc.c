@@ -11,10 +11,10 @@
  *
  * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
  * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
- * (k_free); a third kernel does malloc + free per work-item (k_malloc_free). The heap is reset
- * by an image write before each repetition (not timed), unless CLDM_BENCH_KEEP_HEAP is set. Times are kernel execution times from
- * event profiling, the best of the repetitions; every repetition is checked (no NULL, heap
- * empty afterwards), so a broken allocator cannot report a rate.
+ * (k_free); a third kernel does malloc + free per work-item (k_malloc_free). The heap is reset by
+ * an image write before each repetition (not timed), unless CLDM_BENCH_KEEP_HEAP is set. Times
+ * are kernel execution times from event profiling, the best of the repetitions; every repetition
+ * is checked (no NULL, heap empty afterwards), so a broken allocator cannot report a rate.
  */
 #include <stdio.h>
 #include <stdlib.h>

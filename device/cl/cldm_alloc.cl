@@ -47,7 +47,7 @@
  * - Sizes up to 32 KiB are rounded to one of 72 classes (16-byte steps to 128 B, then eight
  *   steps per power of two). A class allocates from slabs; each shard (a row of W, chosen per
  *   call: by SM and warp on NVIDIA, the CPU thread elsewhere; a class spreads over more shards
- *   each time it uses up a slab) has a current slab per class from which
+ *   when many calls wait on a used-up slab) has a current slab per class from which
  *   calls draw tickets with one fetch-and-add: ticket t is slot t (cldm_slab.clh). Calls of a
  *   warp asking for the same class share that add and their bitmap updates (cldm_group.clh).
  *   A used-up slab is replaced by a fresh span from the pool (cldm_pool.clh); a slab whose
