@@ -32,8 +32,9 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->usable_bytes = (uint64_t)num_pages * CLDM_PAGE_BYTES;
   g->num_shards = cldm_heap_shards(num_pages);
   g->w_offset = (uint32_t)off;
-  /* the shard rows, then the class row (shard levels, 0 in the image) */
-  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 1u), CLDM_META_ALIGN);
+  /* the shard rows, the class row (shard levels and room counts, 0 in the image), the stamp
+   * rows (no stamps; change counts 0) */
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 3u), CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
@@ -155,6 +156,11 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   uint64_t no_slab = CLDM_W_NO_PAGE; /* no current slab, no ticket issued, cursor unset */
   for (size_t i = 0; i < (size_t)g->num_shards * CLDM_W_ROW_WORDS; i++)
     memcpy((unsigned char *)dst + g->w_offset + 8 * i, &no_slab, 8);
+  uint64_t no_stamp = CLDM_STAMP_NONE; /* the stamp row, after the class row */
+  for (size_t i = 0; i < CLDM_W_ROW_WORDS; i++)
+    memcpy((unsigned char *)dst + g->w_offset +
+               8 * ((size_t)(g->num_shards + 1u) * CLDM_W_ROW_WORDS + i),
+           &no_stamp, 8);
   memset(&h, 0, sizeof h);
   h.magic = CLDM_HEAP_MAGIC;
   h.layout_version = CLDM_HEAP_LAYOUT_VERSION;

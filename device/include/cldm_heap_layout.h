@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 5u
+#define CLDM_HEAP_LAYOUT_VERSION 6u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -83,7 +83,13 @@ typedef uint64_t cldm_u64;
  * CLDM_W_REUSE_CURSOR of a row hold the shard's pool cursor and the classes' reuse cursors.
  * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
  * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
- * (device/cl/cldm_slab.clh, cldm_class_grow). */
+ * (device/cl/cldm_slab.clh, cldm_class_grow); its high 32 bits are class c's room count (0 in
+ * the image): how often a slab of class c went from full (count >= slots) to not full. Then the
+ * stamp row: word c is the stamp of the last search of class c's last resort that found
+ * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
+ * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
+ * cldm_slab_final); in the row after it, word c's low 32 bits are the header's change count
+ * that search saw (0 in the image). */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
@@ -94,7 +100,8 @@ typedef uint64_t cldm_u64;
 #define CLDM_W_DRY 77u
 #define CLDM_W_DRY_SET 1u
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
-#define CLDM_W_SEARCH 0x80000000u /* in the page field: tickets reserve any clear slot */
+#define CLDM_STAMP_NONE 0xFFFFFFFFu /* stamp row: no stamp */
+#define CLDM_W_SEARCH 0x80000000u   /* in the page field: tickets reserve any clear slot */
 #define CLDM_SHARDS_MAX 256u
 #define CLDM_PAGES_PER_SHARD 4u /* one shard per 4 pages of the heap, a power of two */
 /* The current slabs of one class (one per shard it uses) hold at most 1/16 of the pages, and
@@ -175,7 +182,8 @@ typedef struct cldm_heap_header {
                                during its search (device/cl/cldm_slab.clh) */
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
-  cldm_u32 pad2[12];  /* 144 */
+  cldm_u32 pad2[12];  /* 144 [0]: returns of pages to the pool, a count that the last resort's
+                               stamps compare (CLDM_HDR_WORD_POOL_GIVES) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -193,6 +201,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
+#define CLDM_HDR_WORD_POOL_GIVES 36u /* pad2[0]: returns of pages to the pool */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */

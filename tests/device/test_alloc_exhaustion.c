@@ -249,6 +249,72 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   free(s2);
 }
 
+/* The last resort's stamps (cldm_slab.clh): once a search of a full class found nothing, later
+ * calls answer NULL without a search until something gives the class room: a free into one of
+ * its full slabs (room for that class alone), pages back in the pool (a slab emptied, a run
+ * freed). Each call is a launch of its own, so every NULL after the first of its class comes
+ * from a stamp, and every success shows that the stamp ended. */
+static void test_stamps_end_with_room(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint64_t base = first_page_offset(&heap),
+           failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  size_t cap = heap.usable_bytes / 16, requests = cap + 64, nulls = 64;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 16, requests, offs, sizes), cap);
+  for (int i = 0; i < 3; i++, nulls += 2) { /* a stamp of each class, then calls that use it */
+    assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
+    assert_true(malloc_one(&heap, 4096) == CLDM_DTEST_NULL_OFF);
+  }
+  /* one 16 B block freed: room for 16 B, no page for 4 KiB */
+  size_t k = 0;
+  while (offs[k] == CLDM_DTEST_NULL_OFF)
+    k++;
+  uint64_t hole = offs[k];
+  run_free_offs(&heap, &hole, 1);
+  assert_true(malloc_one(&heap, 4096) == CLDM_DTEST_NULL_OFF);
+  assert_int_equal(malloc_one(&heap, 16), hole); /* the only free slot */
+  assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
+  nulls += 2;
+  /* every block of that page freed: the slab empties and its page goes back to the pool */
+  uint64_t page = (hole - base) / CLDM_PAGE_BYTES;
+  size_t n = 0;
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] - base) / CLDM_PAGE_BYTES == page) {
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  assert_int_equal(n, cldm_class_slots(cldm_class_of(16), pages));
+  run_free_offs(&heap, gone, n);
+  uint64_t big = malloc_one(&heap, 4096);
+  assert_true(big != CLDM_DTEST_NULL_OFF);
+  assert_int_equal((big - base) / CLDM_PAGE_BYTES, page);
+  run_free_offs(&heap, &big, 1);
+  run_free_offs(&heap, offs, requests);
+  /* the heap full of runs of two pages: one run freed gives 16 B a page */
+  size_t runs = pages / 2 + 4;
+  assert_int_equal(fill_class(&heap, 2 * CLDM_PAGE_BYTES, runs, offs, sizes), pages / 2);
+  nulls += runs - pages / 2;
+  for (int i = 0; i < 2; i++, nulls++)
+    assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
+  k = 0;
+  while (offs[k] == CLDM_DTEST_NULL_OFF)
+    k++;
+  run_free_offs(&heap, &offs[k], 1);
+  offs[k] = malloc_one(&heap, 16);
+  assert_true(offs[k] != CLDM_DTEST_NULL_OFF);
+  run_free_offs(&heap, offs, runs);
+  assert_stats(&heap, 0, 0, failed0 + nulls, 0);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(gone);
+  free(sizes);
+}
+
 static void test_holes_in_dry_heap(void **state) {
   (void)state;
   require_module();
@@ -267,10 +333,9 @@ int main(int argc, char **argv) {
   if (rc)
     return rc;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_exhaustion_per_class),
-      cmocka_unit_test(test_exhaustion_mixed),
-      cmocka_unit_test(test_run_across_words),
-      cmocka_unit_test(test_holes_in_dry_heap),
+      cmocka_unit_test(test_exhaustion_per_class), cmocka_unit_test(test_exhaustion_mixed),
+      cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
+      cmocka_unit_test(test_stamps_end_with_room),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }

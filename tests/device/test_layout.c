@@ -98,7 +98,8 @@ static void test_sizes(void **state) {
     assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
     assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
-    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards <= h.descs_offset);
+    /* the shard rows, the class row, the stamp rows */
+    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + 3u) <= h.descs_offset);
     assert_int_equal(h.num_shards, cldm_heap_shards(h.num_pages));
     assert_int_equal(h.image_bytes, image);
     free(img);
@@ -217,6 +218,12 @@ static void test_image(void **state) {
     if (i >= h.w_offset && i < h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards) {
       /* every current-page word: no page (low half all ones), no ticket (high half 0) */
       assert_int_equal(img[i], (i - h.w_offset) % 8 < 4 ? 0xFF : 0);
+      continue;
+    }
+    uint64_t stamps = h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + 1u);
+    if (i >= stamps && i < stamps + 8ull * CLDM_W_ROW_WORDS) {
+      /* the stamp row: no stamp (low half CLDM_STAMP_NONE), pool-give count 0 */
+      assert_int_equal(img[i], (i - stamps) % 8 < 4 ? 0xFF : 0);
       continue;
     }
     assert_int_equal(img[i], 0);
