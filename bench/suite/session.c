@@ -5,6 +5,7 @@
  * launch, buffer and heap helpers every case uses.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,10 +182,25 @@ double bs_launch(bs_session *s, cl_kernel k, size_t n, size_t local) {
   size_t global = (n + local - 1) / local * local;
   if (!global)
     global = local;
+  /* CLDM_SUITE_TRACE=1: every launch before it is enqueued and when it ended, with the heap's
+   * statistics, so that a launch that never ends shows which it is and what the heap held */
+  static int trace = -1;
+  if (trace < 0)
+    trace = getenv("CLDM_SUITE_TRACE") && atoi(getenv("CLDM_SUITE_TRACE")) > 0;
+  char name[64] = "?";
+  if (trace) {
+    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL);
+    fprintf(stderr, "[trace] %s global %zu local %zu: enqueued\n", name, global, local);
+  }
   cl_event ev;
   BS_CHECK(clEnqueueNDRangeKernel(s->q, k, 1, NULL, &global, &local, 0, NULL, &ev));
   double ms = bs_event_ms(ev);
   clReleaseEvent(ev);
+  if (trace)
+    fprintf(stderr, "[trace] %s: %.3f ms; heap %llu B in %llu blocks, %llu failed\n", name, ms,
+            (unsigned long long)bs_heap_info(s, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT),
+            (unsigned long long)bs_heap_info(s, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT),
+            (unsigned long long)bs_heap_info(s, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT));
   return ms;
 }
 
