@@ -26,6 +26,8 @@
 #         --case-timeout; default 150): a case that hangs or takes minutes loses only itself
 #     -b  soft time limit of cases 1-3 per case and program (bench/run.sh --budget; default 45,
 #         0: none): shapes reached after it are skipped, so that a slow case reports the others
+#   CLDM_SUITE_RUN_OPTS: more options of bench/run.sh (e.g. --no-cuda); SUITE OPTIONS go to the
+#   suite's program itself
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
 [ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
@@ -116,7 +118,8 @@ for scale in $(echo "$scales" | tr ',' ' '); do
   if [ $# -gt 0 ]; then set -- -- "$@"; fi
   "$root/bench-tree/bench/run.sh" --prebuilt "$root/bench-tree/build" --layer \
     "$root/lib/libcldm-layer.so" --scale "$scale" --out "$out/suite-$scale" \
-    --case-timeout "$case_timeout" $([ "$budget" = 0 ] || echo --budget "$budget") "$@" ||
+    --case-timeout "$case_timeout" $([ "$budget" = 0 ] || echo --budget "$budget") \
+    ${CLDM_SUITE_RUN_OPTS:-} "$@" ||
     status=1
   [ "${1:-}" = -- ] && shift
 done
