@@ -65,7 +65,8 @@ status=0
 # CLDM_BENCH_KEEP_HEAP=1
 run_alloc() {
   (
-    export OPENCL_LAYERS="$root/lib/libcldm-layer.so" CLDM_TEST_DATA_DIR="$4"
+    export OPENCL_LAYERS="${layer:-$root/lib/libcldm-layer.so}" CLDM_TEST_DATA_DIR="$4"
+    export CLDM_LIBCLC_DIR="$root/share/clc" # an alt's PTX backend has none beside it
     export CLDM_BENCH_MODULES="$5" CLDM_BENCH_SIZES="$7"
     [ -z "$6" ] || export CLDM_BENCH_HEAP="$6"
     [ -z "${9:-}" ] || export CLDM_BENCH_VERBOSE=1
@@ -88,9 +89,19 @@ if [ "$n" != 0 ]; then
       "${CLDM_BENCH_SIZES:-16,256,4096}" 3
   done
   # the pack's other allocators (tools/gpu-pack.sh --alt), timed the same way in the same run
+  layer=""
   for alt in "$root"/alt/*/; do
     [ -x "$alt/bin/cldm_bench_alloc" ] || continue
     name=$(basename "$alt")
+    # its own layer and PTX backend: the nv variant imports the allocator, which the PTX
+    # backend links in, so this pack's backend would time this pack's allocator (and on a
+    # heap laid out by the other's host code, when the layouts differ)
+    layer=$alt/lib/libcldm-layer.so
+    if [ ! -f "$layer" ]; then
+      echo "[gpu-bench] alt $name: no lib/libcldm-layer.so (a pack older than this script)," \
+        "skipped" >&2
+      continue
+    fi
     for heap in default ${CLDM_BENCH_HEAPS-1G 8G}; do
       echo "[gpu-bench] alt $name ($(head -1 "$alt/REVISION")): cldm_bench_alloc, $n work-items," \
         "heap $heap" >&2
@@ -99,6 +110,7 @@ if [ "$n" != 0 ]; then
       run_alloc "$out/alt-$name-alloc-heap-$heap.txt" 120 "$alt/bin" "$alt/share/spv/bench" "$nv" \
         "$h" "${CLDM_BENCH_SIZES:-16,256,4096}" 3
     done
+    layer=""
   done
   # the full-scale suite's case 1 on the H200 never ended its warm-up of 8 KiB blocks (half of
   # a 16 GiB heap), which alone on a fresh heap takes 3 ms: its sizes in its order on one heap

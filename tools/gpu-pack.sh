@@ -45,7 +45,8 @@
 #   share/spv/      SPIR-V modules: examples/, e2e/, bench/
 #   share/ptx/      PTX made here by `cldm-spirv ptx --sm NN` from those modules
 #   share/extra/    --data files
-#   alt/NAME/       --alt: bin/cldm_bench_alloc, share/spv/bench/, REVISION (git describe)
+#   alt/NAME/       --alt: bin/cldm_bench_alloc, share/spv/bench/, lib/ (its layer and PTX
+#                   backend, whose allocator the nv variant links), REVISION (git describe)
 #   MANIFEST        file list with sizes
 # glibc, libstdc++ and libgcc_s are the machine's own (Ubuntu 24.04's are newer than Debian
 # 12's); so is the OpenCL ICD loader.
@@ -153,13 +154,17 @@ for f in $bench_files; do
     *) cp -p "$src" "$top/bench-tree/$f" ;; esac
 done
 for f in "${extra_data[@]+"${extra_data[@]}"}"; do cp "$f" "$top/share/extra/"; done
-for a in "${alts[@]+"${alts[@]}"}"; do # other allocators' benchmark (libraries: this build's)
+for a in "${alts[@]+"${alts[@]}"}"; do # other allocators' benchmark, layer and PTX backend
   name=${a%%=*} dir=${a#*=}
   case $name in ''|*[!A-Za-z0-9_-]*|"$a") die "--alt NAME=DIR, NAME of letters, digits, - and _" ;; esac
   [ -f "$dir/bench/alloc/cldm_bench_alloc" ] || die "--alt $a: no bench/alloc/cldm_bench_alloc"
   d=$top/alt/$name
-  mkdir -p "$d/bin" "$d/share/spv/bench"
+  mkdir -p "$d/bin" "$d/share/spv/bench" "$d/lib"
   strip --strip-debug -o "$d/bin/cldm_bench_alloc" "$dir/bench/alloc/cldm_bench_alloc"
+  for l in layer/libcldm-layer.so layer/libcldm-ptx.so; do # its allocator: the PTX backend
+    [ -f "$dir/$l" ] || die "--alt $a: no $l"             # links the nv variant's
+    strip --strip-debug -o "$d/lib/$(basename "$l")" "$dir/$l"
+  done
   cp "$dir"/bench/alloc/*.spv "$d/share/spv/bench/"
   src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
   git -C "$src" describe --always --dirty > "$d/REVISION" 2>/dev/null || echo unknown > "$d/REVISION"
