@@ -69,6 +69,8 @@ static void run_rep(bs_session *s, batch *b, int r) {
   cl_kernel kmf = bs_kernel(s, "k_malloc_free"), kb = bs_kernel(s, "k_bump");
   cl_kernel kp = bs_kernel(s, "k_prealloc");
   uint32_t n = b->n, no_round = 0;
+  if (bs_trace())
+    fprintf(stderr, "[trace] %s S=%u N=%u repetition %d\n", b->case_name, b->size, n, r);
   cl_mem ptrs = bs_buffer(s, (size_t)n * 8), arena = bs_buffer(s, (size_t)n * b->size);
   cl_mem top = bs_buffer(s, 4), errors = bs_buffer(s, 4);
   uint64_t *host = malloc((size_t)n * 8);

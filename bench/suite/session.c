@@ -129,9 +129,20 @@ static int kernel_index(bs_session *s, const char *name) {
 
 cl_kernel bs_kernel(bs_session *s, const char *name) { return s->kernels[kernel_index(s, name)].k; }
 
+/* CLDM_SUITE_TRACE=1: launches, buffers and fills are printed as they happen (bs_launch) */
+int bs_trace(void) {
+  static int trace = -1;
+  if (trace < 0)
+    trace = getenv("CLDM_SUITE_TRACE") && atoi(getenv("CLDM_SUITE_TRACE")) > 0;
+  return trace;
+}
+
 cl_mem bs_buffer(bs_session *s, size_t bytes) {
   cl_int err;
+  double t0 = bs_now_us();
   cl_mem m = clCreateBuffer(s->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &err);
+  if (bs_trace())
+    fprintf(stderr, "[trace] buffer of %zu B: %.3f ms\n", bytes, (bs_now_us() - t0) / 1e3);
   BS_CHECK(err);
   bs_fill_zero(s, m, bytes ? bytes : 16);
   return m;
@@ -141,10 +152,20 @@ void bs_read(bs_session *s, cl_mem m, size_t bytes, void *dst) {
   BS_CHECK(clEnqueueReadBuffer(s->q, m, CL_TRUE, 0, bytes, dst, 0, NULL, NULL));
 }
 
+#define BS_FILL_PIECE_BYTES ((size_t)1 << 30) /* 1 GiB per clEnqueueFillBuffer */
+
 void bs_fill_zero(bs_session *s, cl_mem m, size_t bytes) {
   cl_uint zero = 0;
-  BS_CHECK(clEnqueueFillBuffer(s->q, m, &zero, sizeof zero, 0, bytes, 0, NULL, NULL));
+  double t0 = bs_now_us();
+  /* in pieces of at most BS_FILL_PIECE_BYTES: on the H200 (driver 580) one fill of a buffer of
+   * 8 GiB, enqueued after kernels of the suite had run, never ended */
+  for (size_t at = 0; at < bytes; at += BS_FILL_PIECE_BYTES) {
+    size_t piece = bytes - at < BS_FILL_PIECE_BYTES ? bytes - at : BS_FILL_PIECE_BYTES;
+    BS_CHECK(clEnqueueFillBuffer(s->q, m, &zero, sizeof zero, at, piece, 0, NULL, NULL));
+  }
   BS_CHECK(clFinish(s->q));
+  if (bs_trace())
+    fprintf(stderr, "[trace] fill of %zu B: %.3f ms\n", bytes, (bs_now_us() - t0) / 1e3);
 }
 
 uint32_t bs_read_u32(bs_session *s, cl_mem m) {
@@ -184,9 +205,7 @@ double bs_launch(bs_session *s, cl_kernel k, size_t n, size_t local) {
     global = local;
   /* CLDM_SUITE_TRACE=1: every launch before it is enqueued and when it ended, with the heap's
    * statistics, so that a launch that never ends shows which it is and what the heap held */
-  static int trace = -1;
-  if (trace < 0)
-    trace = getenv("CLDM_SUITE_TRACE") && atoi(getenv("CLDM_SUITE_TRACE")) > 0;
+  int trace = bs_trace();
   char name[64] = "?";
   if (trace) {
     clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL);

@@ -121,6 +121,7 @@ double bs_series_median(const bs_series *s);
 double bs_series_worst(const bs_series *s); /* largest */
 void bs_series_free(bs_series *s);
 double bs_now_us(void); /* monotonic clock, microseconds */
+int bs_trace(void);     /* CLDM_SUITE_TRACE=1: print launches, buffers, fills as they happen */
 /* Milliseconds from CL_PROFILING_COMMAND_START to _END of ev (waited for). */
 double bs_event_ms(cl_event ev);
 
