@@ -42,8 +42,8 @@ static void timed_fill(cl_command_queue q, cl_mem m, size_t bytes, int pattern, 
   double t = now_s() - t0;
   alarm(0);
   printf("%s %.0f GiB pattern %d B (%llu elements): fill %d finish %d, %.3f s\n", what,
-         (double)bytes / (double)(1ull << 30), pattern, (unsigned long long)(bytes / pattern), e,
-         f, t);
+         (double)bytes / (double)(1ull << 30), pattern, (unsigned long long)(bytes / pattern), e, f,
+         t);
   fflush(stdout);
 }
 

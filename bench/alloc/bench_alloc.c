@@ -7,7 +7,8 @@
  *   CLDM_BENCH_HEAP=1G makes every heap at least that large: the allocator's shards per class
  *   grow with the heap, cldm_class_shards; CLDM_BENCH_KEEP_HEAP=1 runs every size of a module
  *   on one heap, the largest any of them needs, reset only when it is created, so that each
- *   size finds the heap as the sizes before it left it, as in the suite's cases)
+ *   size finds the heap as the sizes before it left it, as in the suite's cases;
+ *   CLDM_BENCH_CENSUS=1 prints what the heap holds after each launch, census.c)
  *
  * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
  * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "census.h"
 #include "cldm_heap_layout.h"
 #include "dtest.h"
 
@@ -77,12 +79,22 @@ static uint64_t heap_bytes_for(size_t n, uint32_t size, uint64_t min_heap) {
 static double rate(size_t n, const timing *t) { return (double)n / t->best_s / 1e6; }
 
 /* CLDM_BENCH_VERBOSE=1: every launch's time on stderr as it ends, so that a launch that takes
- * long (or never ends) shows which it is. */
-static int verbose;
+ * long (or never ends) shows which it is. CLDM_BENCH_CENSUS=1: what the heap holds after the
+ * launches (census.c), read while no kernel runs, outside the timed launches. */
+static int verbose, with_census;
 static double noted(const char *kernel, cl_uint size, int r, double t) {
   if (verbose)
     fprintf(stderr, "cldm_bench_alloc: %u B repetition %d %s %.3f ms\n", size, r, kernel, t * 1e3);
   return t;
+}
+
+static void census(cldm_dtest_env *env, const cldm_dtest_heap *heap, cl_uint size, int r,
+                   const char *after) {
+  if (!with_census)
+    return;
+  char when[96];
+  snprintf(when, sizeof when, "%u B repetition %d %s", size, r, after);
+  cldm_bench_census(env, heap, when);
 }
 
 int main(int argc, char **argv) {
@@ -111,6 +123,7 @@ int main(int argc, char **argv) {
     min_heap <<= shift;
   }
   verbose = getenv("CLDM_BENCH_VERBOSE") && atoi(getenv("CLDM_BENCH_VERBOSE"));
+  with_census = getenv("CLDM_BENCH_CENSUS") && atoi(getenv("CLDM_BENCH_CENSUS"));
   int keep_heap = getenv("CLDM_BENCH_KEEP_HEAP") && atoi(getenv("CLDM_BENCH_KEEP_HEAP"));
   setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's in one log */
   char modules[1024] = CLDM_BENCH_MODULES;
@@ -175,6 +188,7 @@ int main(int argc, char **argv) {
         double t_m = noted("malloc", size, r, run_profiled(&env, q, km, n));
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc returned NULL");
+        census(&env, &heap, size, r, "after malloc");
         cldm_dtest_args(kf, sizeof(cl_mem), &heap.buf, sizeof(cl_mem), &ptrs, (size_t)0);
         double t_f = noted("free", size, r, run_profiled(&env, q, kf, n));
         cldm_heap_stats s = cldm_dtest_heap_stats(&env, &heap);
@@ -188,11 +202,13 @@ int main(int argc, char **argv) {
                   (unsigned long long)s.failed_allocations);
           fail_run("heap not empty after the frees");
         }
+        census(&env, &heap, size, r, "after free");
         cldm_dtest_args(kmf, sizeof(cl_mem), &heap.buf, sizeof size, &size, sizeof(cl_mem), &ptrs,
                         (size_t)0);
         double t_mf = noted("malloc+free", size, r, run_profiled(&env, q, kmf, n));
         if (count_nulls(&env, ptrs, n) != 0)
           fail_run("malloc (+free) returned NULL");
+        census(&env, &heap, size, r, "after malloc+free");
         uint32_t zero = 0;
         cldm_dtest_write(&env, top, 4, &zero);
         cldm_dtest_args(kb, sizeof(cl_mem), &arena, sizeof(cl_mem), &top, sizeof size, &size,
