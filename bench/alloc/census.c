@@ -102,10 +102,9 @@ void cldm_bench_census(cldm_dtest_env *env, const cldm_dtest_heap *heap, const c
     i = j;
   }
   printf("census %s: pool %u of %u pages free (%.1f %%), %u of %u words with a free aligned "
-         "8-page span; slabs on %u pages: %u empty (%u of them current), %u partly used, %u "
-         "full, %u current with tickets left; %u pages in runs; cursors of %u of %u shards on %u "
-         "distinct words, "
-         "at most %u on one\n",
+         "8-page span; slabs on %u pages: %u empty (%u of them current), %u partly used, "
+         "%u full, %u current with tickets left; %u pages in runs; cursors of %u of %u shards "
+         "on %u distinct words, at most %u on one\n",
          when, free_pages, np, np ? 100.0 * free_pages / np : 0.0, span8_words, nw, span_pages,
          empty + cur_empty, cur_empty, partial, full, currents, run_pages, set, ns, distinct, most);
   fflush(stdout);

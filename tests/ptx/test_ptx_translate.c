@@ -614,6 +614,14 @@ static void test_wrong_id_kinds(void **state) {
     translate_fails(w, m.size, &h200, CLDM_PTX_E_MALFORMED, "function type");
     w[ptr + 3] = keep;
   }
+  size_t st = find_op(w, nw, 30 /* OpTypeStruct */, 0);
+  assert_true(st > 0 && (w[st] >> 16) >= 3);
+  if (fty < st) {
+    keep = w[st + 2];
+    w[st + 2] = w[fty + 1]; /* a struct member of function type (a mutant of the e2e suite) */
+    translate_fails(w, m.size, &h200, CLDM_PTX_E_MALFORMED, "used in a type");
+    w[st + 2] = keep;
+  }
   size_t br = find_op(w, nw, 249 /* OpBranch */, 0);
   assert_true(br > 0);
   keep = w[br + 1];

@@ -8,7 +8,8 @@
  *   - a result type is a type;
  *   - in the types/constants/variables section, operands name earlier definitions (or a
  *     pointer announced by OpTypeForwardPointer), so no type contains itself; a type is made
- *     of types (an array's length is a constant), never points to a function type; constants
+ *     of types (an array's length is a constant), never names a function type (a struct with
+ *     a member of function type sends LLVM's DataLayout into endless recursion); constants
  *     and variables are made of values;
  *   - in function bodies, value operands name values of the same function or module-scope
  *     values; labels appear only as branch, merge, switch and phi-parent targets; types only
@@ -89,6 +90,8 @@ static cldm_spirv_status on_operand(void *ctx, const cldm_spirv_module *m, uint3
       st = bad(v, m, ii, id, "is no type, used in a type");
     else if (op == SpvOpTypePointer && dop == SpvOpTypeFunction)
       st = bad(v, m, ii, id, "is a function type: pointers to functions are not supported");
+    else if (is_type(op) && dop == SpvOpTypeFunction)
+      st = bad(v, m, ii, id, "is a function type, used in a type (only OpFunction names one)");
     else if (!is_type(op) && !m->ids[id].type)
       st = bad(v, m, ii, id, "has no type, used as a value");
   } else if (op == SpvOpExtInst && o->pos == 3) {
