@@ -138,6 +138,12 @@ static int entry_params(const char *ptx, const char *name, char *last, size_t ca
   return n;
 }
 
+/* ---- ptxas, in the background ------------------------------------------------------------ */
+
+/* ptxas runs beside the translations, as many at once as there are processors: it takes
+ * longer than a translation, and the test would otherwise take most of ctest's time limit.
+ * assemble_wait() reaps them all and fails the test with the log of the first that failed. */
+#ifdef CLDM_TEST_PTXAS
 /* Writes text to a file in the test's build directory. */
 static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -146,12 +152,6 @@ static void write_text(const char *path, const char *text) {
   assert_int_equal(fclose(f), 0);
 }
 
-/* ---- ptxas, in the background ------------------------------------------------------------ */
-
-/* ptxas runs beside the translations, as many at once as there are processors: it takes
- * longer than a translation, and the test would otherwise take most of ctest's time limit.
- * assemble_wait() reaps them all and fails the test with the log of the first that failed. */
-#ifdef CLDM_TEST_PTXAS
 enum { MAX_PTXAS = 64 };
 typedef struct ptxas_job {
   pid_t pid;
