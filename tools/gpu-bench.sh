@@ -100,6 +100,7 @@ if [ "$n" != 0 ]; then
     if [ ! -f "$layer" ]; then
       echo "[gpu-bench] alt $name: no lib/libcldm-layer.so (a pack older than this script)," \
         "skipped" >&2
+      layer=""
       continue
     fi
     for heap in default ${CLDM_BENCH_HEAPS-1G 8G}; do
@@ -112,9 +113,8 @@ if [ "$n" != 0 ]; then
     done
     layer=""
   done
-  # the full-scale suite's case 1 on the H200 never ended its warm-up of 8 KiB blocks (half of
-  # a 16 GiB heap), which alone on a fresh heap takes 3 ms: its sizes in its order on one heap
-  # (CLDM_BENCH_KEEP_HEAP), every launch's time printed as it ends
+  # the full-scale suite's case 1 sizes in its order on one heap (CLDM_BENCH_KEEP_HEAP), every
+  # launch's time printed as it ends: how the heap's history slows later sizes
   probe=${CLDM_BENCH_PROBE-16,32,64,128,256,512,1024,2048,4096,8192:16G}
   if [ -n "$probe" ]; then
     echo "[gpu-bench] cldm_bench_alloc, $n work-items, sizes ${probe%%:*} on one heap of" \
