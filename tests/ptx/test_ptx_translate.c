@@ -161,27 +161,23 @@ static ptxas_job ptxas_jobs[MAX_PTXAS];
 static int ptxas_running;
 static char ptxas_failure[8192];
 
-/* Waits for one job; the first failure's log is kept. */
+/* Waits for the oldest job (its own pid: other children are not ours to reap); the first
+ * failure's log is kept. */
 static void ptxas_reap_one(void) {
+  ptxas_job *j = &ptxas_jobs[0];
   int status;
-  pid_t pid = waitpid(-1, &status, 0);
-  if (pid < 0)
+  if (waitpid(j->pid, &status, 0) != j->pid)
     fail_msg("waitpid: %s", strerror(errno));
-  for (int i = 0; i < ptxas_running; i++) {
-    if (ptxas_jobs[i].pid != pid)
-      continue;
-    if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !ptxas_failure[0]) {
-      char logp[4200];
-      snprintf(logp, sizeof logp, "%s.log", ptxas_jobs[i].path);
-      size_t n;
-      char *log = read_all(logp, &n);
-      snprintf(ptxas_failure, sizeof ptxas_failure, "ptxas -arch=%s %s failed (0x%x):\n%.*s",
-               ptxas_jobs[i].arch, ptxas_jobs[i].path, status, (int)n, log);
-      free(log);
-    }
-    ptxas_jobs[i] = ptxas_jobs[--ptxas_running];
-    return;
+  if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !ptxas_failure[0]) {
+    char logp[4200];
+    snprintf(logp, sizeof logp, "%s.log", j->path);
+    size_t n;
+    char *log = read_all(logp, &n);
+    snprintf(ptxas_failure, sizeof ptxas_failure, "ptxas -arch=%s %s failed (0x%x):\n%.*s", j->arch,
+             j->path, status, (int)n, log);
+    free(log);
   }
+  memmove(ptxas_jobs, ptxas_jobs + 1, (size_t)--ptxas_running * sizeof ptxas_jobs[0]);
 }
 #endif
 
