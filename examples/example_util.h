@@ -95,7 +95,8 @@ static inline void example_print_heap(cl_platform_id platform, cl_command_queue 
   } fields[] = {
       {CL_DEVICE_HEAP_INFO_SIZE_EXT, "size"},
       {CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT, "bytes in use"},
-      {CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT, "peak bytes in use"},
+      {CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT, "bytes held"},
+      {CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT, "peak bytes held"},
       {CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, "live allocations"},
       {CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT, "failed allocations"},
       {CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT, "invalid frees"},

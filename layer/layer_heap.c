@@ -402,7 +402,7 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value)
                                                 : CL_SUCCESS;
   }
-  if (name >= CL_DEVICE_HEAP_INFO_CHECKED_EXT)
+  if (name >= CL_DEVICE_HEAP_INFO_CHECKED_EXT && name <= CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT)
     return cldm_heap_check_info(queue, &copy, name, value);
   size_t span = copy.geom.stats_span;
   void *bytes = malloc(span);
@@ -428,8 +428,11 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
   case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT:
     *value = stats.bytes_in_use;
     break;
-  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT:
-    *value = stats.peak_bytes_in_use;
+  case CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT:
+    *value = stats.bytes_held;
+    break;
+  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT:
+    *value = stats.peak_bytes_held;
     break;
   case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT:
     *value = stats.live_allocations;

@@ -12,8 +12,8 @@
  *
  *   0          +--------------------------------------------------------------+
  *              | header, 256 B: magic, layout version, geometry (offsets      |  \
- *              | below), counters on their own 64-byte lines: granules in use |   |
- *              | and peak, failed allocations, invalid frees                  |   |
+ *              | below), counters on their own 64-byte lines: pages held and  |   |
+ *              | their peak, failed allocations, invalid frees                |   |
  *   256        +--------------------------------------------------------------+   |
  *              | W    u64[num_shards][80]  per (shard, class): current slab   |   | image:
  *              |      page:32 | tickets:32; word 79 of a row: pool cursor     |   | written by
@@ -64,8 +64,10 @@
  * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
  *   kind) and atomically clears what marks it live; anything else is counted as an invalid
  *   free and changes nothing. Double frees lose the atomic and are counted.
- * - Statistics (cldm_stats.clh): one counter update per call, per group of lanes on NVIDIA;
- *   live allocations are counted by the host from the descriptors and W.
+ * - Statistics (cldm_stats.clh): no counter update on the fast path. Pages held and their
+ *   peak are counted when spans and runs leave and return to the pool, failures and invalid
+ *   frees when they happen; bytes in use and live allocations are counted by the host from the
+ *   descriptors and W.
  * - Memory order (CL 2.0 variant; CL 1.2 and NVPTX use fences around atomic_*): taking a slot
  *   or pages is an acquire, freeing one a release, descriptor updates that hand slabs over
  *   acq_rel, the rest relaxed. Each atomic's order (device scope) is written at its call.
@@ -230,20 +232,20 @@ static inline void cldm_copy(global void *dst, const global void *src, size_t by
 #endif
 
 /* ---- exported functions ----------------------------------------------------------------- */
-/* Each computes its result without touching the counters, then calls cldm_account once. */
+/* Each computes its result, then calls cldm_account once (failures and invalid frees). */
 
 global void *CLDM_EXPORT(malloc)(global void *heap, size_t size) {
   cldm_heap h = cldm_heap_open(heap);
   uint units = 0u;
   global void *p = size ? CLDM_ALLOC(&h, size, CLDM_GRANULE_BYTES, &units) : 0;
-  cldm_account(&h, units, 0u, size != 0u && !p, 0u);
+  cldm_account(&h, size != 0u && !p, 0u);
   return p;
 }
 
 void CLDM_EXPORT(free)(global void *heap, global void *ptr) {
   cldm_heap h = cldm_heap_open(heap);
   uint units = ptr ? CLDM_FREE(&h, ptr) : 0u; /* free(NULL): nothing */
-  cldm_account(&h, 0u, units, 0u, ptr && !units);
+  cldm_account(&h, 0u, ptr && !units);
 }
 
 global void *CLDM_EXPORT(calloc)(global void *heap, size_t count, size_t size) {
@@ -258,7 +260,7 @@ global void *CLDM_EXPORT(calloc)(global void *heap, size_t count, size_t size) {
   if (overflow)
     cldm_check_event(&h, CLDM_CHECK_ALLOC_FAILED, 0, CLDM_CHECK_SIZE_UNKNOWN, 0u);
 #endif
-  cldm_account(&h, units, 0u, (overflow || bytes != 0u) && !p, 0u);
+  cldm_account(&h, (overflow || bytes != 0u) && !p, 0u);
   return p;
 }
 
@@ -296,7 +298,7 @@ global void *CLDM_EXPORT(realloc)(global void *heap, global void *ptr, size_t si
     }
   }
 #endif
-  cldm_account(&h, alloc_units, free_units, failed, invalid);
+  cldm_account(&h, failed, invalid);
   return q;
 }
 
@@ -310,6 +312,6 @@ global void *CLDM_EXPORT(aligned_alloc)(global void *heap, size_t align, size_t 
   global void *p = 0;
   if (valid)
     p = CLDM_ALLOC(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align, &units);
-  cldm_account(&h, units, 0u, valid && !p, 0u);
+  cldm_account(&h, valid && !p, 0u);
   return p;
 }

@@ -14,8 +14,8 @@
 #include <string.h>
 
 _Static_assert(sizeof(cldm_heap_header) == CLDM_HEADER_BYTES, "header is 256 bytes");
-_Static_assert(offsetof(cldm_heap_header, use_units) == 4 * CLDM_HDR_WORD_USE_UNITS, "use");
-_Static_assert(offsetof(cldm_heap_header, peak_units) == 4 * CLDM_HDR_WORD_PEAK_UNITS, "peak");
+_Static_assert(offsetof(cldm_heap_header, held_pages) == 4 * CLDM_HDR_WORD_HELD_PAGES, "held");
+_Static_assert(offsetof(cldm_heap_header, peak_pages) == 4 * CLDM_HDR_WORD_PEAK_PAGES, "peak");
 _Static_assert(offsetof(cldm_heap_header, failed_lo) == 4 * CLDM_HDR_WORD_FAILED_LO, "failed");
 _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVALID_LO, "invalid");
 _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
@@ -207,28 +207,32 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
   if (h.magic != CLDM_HEAP_MAGIC || h.layout_version != CLDM_HEAP_LAYOUT_VERSION)
     return -1;
   out->size = h.usable_bytes;
-  out->bytes_in_use = (uint64_t)h.use_units << CLDM_GRANULE_SHIFT;
-  /* the device records the use before each free; a maximum reached after the last free is
-   * the current use */
-  out->peak_bytes_in_use = (uint64_t)(h.peak_units > h.use_units ? h.peak_units : h.use_units)
-                           << CLDM_GRANULE_SHIFT;
-  /* live allocations: a slab head's units, less the tickets its current-page word has not
-   * issued yet (searches' pins are gone once the kernels completed); one per run head */
+  /* the device raises the peak at every take (cldm_stats.clh); the max only guards a header
+   * read while kernels run */
+  out->bytes_held = (uint64_t)h.held_pages * CLDM_PAGE_BYTES;
+  out->peak_bytes_held =
+      (uint64_t)(h.peak_pages > h.held_pages ? h.peak_pages : h.held_pages) * CLDM_PAGE_BYTES;
+  /* live allocations and bytes in use: a slab head's units (of its class's size), less the
+   * tickets its current-page word has not issued yet (searches' pins are gone once the kernels
+   * completed); one allocation per run head, a page per run page */
   if (h.num_pages > CLDM_HEAP_MAX_PAGES || h.descs_offset < CLDM_HEADER_BYTES ||
       span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages || h.num_shards == 0 ||
       h.num_shards > CLDM_SHARDS_MAX || h.w_offset < CLDM_HEADER_BYTES ||
       h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards > h.descs_offset)
     return -1;
   const unsigned char *descs = (const unsigned char *)src + h.descs_offset;
-  uint64_t live = 0;
+  uint64_t live = 0, bytes = 0;
   for (uint32_t p = 0; p < h.num_pages; p++) {
     uint32_t d;
     memcpy(&d, descs + 4 * (size_t)p, 4);
     uint32_t kind = d >> CLDM_DESC_KIND_SHIFT;
-    if (kind >= 1 && kind <= CLDM_NUM_CLASSES)
+    if (kind >= 1 && kind <= CLDM_NUM_CLASSES) {
       live += d & CLDM_DESC_COUNT_MASK;
-    else if (kind == CLDM_DESC_KIND_LARGE_HEAD)
-      live++;
+      bytes += (uint64_t)(d & CLDM_DESC_COUNT_MASK) * cldm_class_bytes(kind - 1);
+    } else if (kind == CLDM_DESC_KIND_LARGE_HEAD || kind == CLDM_DESC_KIND_LARGE_TAIL) {
+      live += kind == CLDM_DESC_KIND_LARGE_HEAD;
+      bytes += CLDM_PAGE_BYTES;
+    }
   }
   for (uint32_t s = 0; s < h.num_shards; s++)
     for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
@@ -239,10 +243,13 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
       if (page >= h.num_pages)
         continue;
       memcpy(&d, descs + 4 * (size_t)page, 4);
-      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages))
+      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages)) {
         live -= cldm_class_slots(c, h.num_pages) - tick;
+        bytes -= (uint64_t)(cldm_class_slots(c, h.num_pages) - tick) * cldm_class_bytes(c);
+      }
     }
   out->live_allocations = live;
+  out->bytes_in_use = bytes;
   out->failed_allocations = ((uint64_t)h.failed_hi << 32) | h.failed_lo;
   out->invalid_frees = ((uint64_t)h.invalid_hi << 32) | h.invalid_lo;
   return 0;

@@ -81,9 +81,10 @@ const cldm_device_module *cldm_device_module_select(unsigned address_bits, unsig
 
 /* Heap statistics (spec 1.3); every field in bytes or counts. */
 typedef struct cldm_heap_stats {
-  uint64_t size;              /* usable heap size, bytes */
-  uint64_t bytes_in_use;      /* bytes held by live allocations (size-class rounded) */
-  uint64_t peak_bytes_in_use; /* maximum of bytes_in_use since creation/reset */
+  uint64_t size;            /* usable heap size, bytes */
+  uint64_t bytes_in_use;    /* bytes of live allocations (size-class rounded, runs in pages) */
+  uint64_t bytes_held;      /* bytes of the pages taken for slabs and runs */
+  uint64_t peak_bytes_held; /* maximum of bytes_held since creation/reset */
   uint64_t live_allocations;
   uint64_t failed_allocations;
   uint64_t invalid_frees;

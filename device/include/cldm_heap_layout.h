@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 6u
+#define CLDM_HEAP_LAYOUT_VERSION 7u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -169,10 +169,10 @@ typedef struct cldm_heap_header {
                                   (cldm_heap_pages_pad) */
   cldm_u64 usable_bytes;   /* 56 num_pages * CLDM_PAGE_BYTES */
   /* line 1: use */
-  cldm_u32 use_units;  /* 64 16-byte granules held by live allocations */
+  cldm_u32 held_pages; /* 64 pages taken from the pool for slabs and runs (bytes in use and
+                               live allocations are counted from the descriptors) */
   cldm_u32 reserved68; /* 68 (live allocations are counted from the descriptors) */
-  cldm_u32 peak_units; /* 72 largest use_units seen just before a free; the peak since
-                               creation or reset is max(peak_units, use_units) */
+  cldm_u32 peak_pages; /* 72 largest held_pages since creation or reset */
   cldm_u32 pad1[13];   /* 76 */
   /* line 2 */
   cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
@@ -196,8 +196,8 @@ typedef struct cldm_heap_header {
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
-#define CLDM_HDR_WORD_USE_UNITS 16u
-#define CLDM_HDR_WORD_PEAK_UNITS 18u
+#define CLDM_HDR_WORD_HELD_PAGES 16u
+#define CLDM_HDR_WORD_PEAK_PAGES 18u
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u

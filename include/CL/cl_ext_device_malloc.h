@@ -37,7 +37,7 @@ typedef cl_uint cl_device_heap_info_ext;
 /* cl_device_heap_info_ext (provisional); every value is returned as a cl_ulong */
 #define CL_DEVICE_HEAP_INFO_SIZE_EXT 0x10DA1
 #define CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT 0x10DA2
-#define CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT 0x10DA3
+#define CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT 0x10DA3 /* maximum of BYTES_HELD */
 #define CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT 0x10DA4
 #define CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT 0x10DA5
 #define CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT 0x10DA6
@@ -50,8 +50,9 @@ typedef cl_uint cl_device_heap_info_ext;
 #define CL_DEVICE_HEAP_INFO_OVERFLOWS_EXT 0x10DAC   /* found at free */
 #define CL_DEVICE_HEAP_INFO_LOST_EVENTS_EXT 0x10DAD /* counted, not logged (log full) */
 #define CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT                                                     \
-  0x10DAE /* inspects the heap: live blocks
+  0x10DAE                                          /* inspects the heap: live blocks
                                                              with overwritten guard bytes */
+#define CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT 0x10DAF /* pages taken for slabs and runs */
 
 /* Default and minimum heap size in bytes (section "Heap size"). */
 #define CL_DEVICE_HEAP_SIZE_DEFAULT_EXT ((size_t)8 << 20)

@@ -51,6 +51,37 @@ uint64_t expected_bytes(uint64_t size) {
   return (size + CLDM_PAGE_BYTES - 1) / CLDM_PAGE_BYTES * CLDM_PAGE_BYTES;
 }
 
+uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+                       size_t n, uint64_t *kept) {
+  uint32_t num_pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
+  uint64_t first = first_page_offset(heap), pages = 0;
+  uint32_t *blocks = calloc(num_pages, sizeof *blocks); /* blocks in the span from this page */
+  uint32_t *cls = calloc(num_pages, sizeof *cls);       /* and its class */
+  assert_true(blocks && cls);
+  for (size_t i = 0; i < n; i++) {
+    if (offs[i] == CLDM_DTEST_NULL_OFF || sizes[i] == 0)
+      continue;
+    uint32_t page = (uint32_t)((offs[i] - first) / CLDM_PAGE_BYTES);
+    if (sizes[i] > CLDM_MAX_CLASS_BYTES) { /* a run of its own */
+      pages += expected_bytes(sizes[i]) / CLDM_PAGE_BYTES;
+      continue;
+    }
+    uint32_t c = cldm_class_of(sizes[i]), k = cldm_class_span_pages(c, num_pages);
+    page &= ~(k - 1u); /* spans are aligned to their length (device/cl/cldm_pool.clh) */
+    assert_true(page < num_pages);
+    if (!blocks[page]++)
+      pages += k;
+    cls[page] = c;
+  }
+  *kept = 0;
+  for (uint32_t p = 0; p < num_pages; p++) /* tickets left to draw: the slab stays current */
+    if (blocks[p] && blocks[p] < cldm_class_slots(cls[p], num_pages))
+      *kept += (uint64_t)cldm_class_span_pages(cls[p], num_pages) * CLDM_PAGE_BYTES;
+  free(blocks);
+  free(cls);
+  return pages * CLDM_PAGE_BYTES;
+}
+
 typedef struct span {
   uint64_t off, len;
 } span;
@@ -104,8 +135,11 @@ void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, ui
   assert_int_equal(s.live_allocations, live);
   assert_int_equal(s.failed_allocations, failed);
   assert_int_equal(s.invalid_frees, invalid);
-  assert_true(s.peak_bytes_in_use >= s.bytes_in_use);
-  assert_true(s.peak_bytes_in_use <= s.size);
+  /* every live block lies in a held page; pages are held whole */
+  assert_true(s.bytes_held >= s.bytes_in_use);
+  assert_int_equal(s.bytes_held % CLDM_PAGE_BYTES, 0);
+  assert_true(s.peak_bytes_held >= s.bytes_held);
+  assert_true(s.peak_bytes_held <= s.size);
 }
 
 /* ---- kernel drivers ------------------------------------------------------------------------ */
@@ -159,6 +193,10 @@ void assert_whole_heap_free(const cldm_dtest_heap *heap) {
   cldm_heap_stats after = cldm_dtest_heap_stats(&g_env, heap);
   assert_int_equal(after.bytes_in_use, 0);
   assert_int_equal(after.live_allocations, 0);
+  /* the run held every page, and gave them all back: whatever took and returned pages
+   * before, concurrently or not, counted them exactly */
+  assert_int_equal(after.bytes_held, 0);
+  assert_int_equal(after.peak_bytes_held, heap->usable_bytes);
   assert_int_equal(after.failed_allocations, before.failed_allocations);
   assert_int_equal(after.invalid_frees, before.invalid_frees);
 }

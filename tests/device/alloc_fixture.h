@@ -69,17 +69,23 @@ void require_module(void);
 uint64_t first_page_offset(const cldm_dtest_heap *heap);
 /* Bytes the allocator holds for a malloc of `size` (what bytes_in_use counts). */
 uint64_t expected_bytes(uint64_t size);
+/* Bytes of the pages that the non-NULL allocations (offs[i], sizes[i] bytes, made by one launch
+ * on an empty heap) hold: each distinct span of the slabs they lie in, each run. *kept: the
+ * bytes of those slabs that stay held once the blocks are freed, the current slabs with
+ * tickets left to draw (the others retire with their last free). */
+uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+                       size_t n, uint64_t *kept);
 /* Checks that the non-NULL allocations (offs[i], lens[i] bytes) lie in the pages (from
  * first_page_offset), start 16-byte aligned (relative to the heap base) and do not overlap.
  * Returns how many there are. */
 size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n);
 /* Asserts the heap's counters: bytes in use, live allocations, failed allocations, invalid
- * frees (and size, peak within bounds). */
+ * frees (and size; bytes held and their peak within bounds). */
 void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                   uint64_t invalid);
 /* Asserts the whole heap is free: one allocation of every usable byte succeeds (which needs
- * every page back in the pool), and frees it again. */
+ * every page back in the pool), and frees it again: pages held are 0 then, their peak the heap. */
 void assert_whole_heap_free(const cldm_dtest_heap *heap);
 
 /* ---- kernel drivers ------------------------------------------------------------------------ */

@@ -81,7 +81,7 @@ static void test_reset(void **state) {
   assert_true(s.live_allocations > 0 && s.failed_allocations > 0 && s.invalid_frees == 1);
   cldm_dtest_heap_reset(&g_env, &heap);
   assert_stats(&heap, 0, 0, 0, 0);
-  assert_int_equal(cldm_dtest_heap_stats(&g_env, &heap).peak_bytes_in_use, 0);
+  assert_int_equal(cldm_dtest_heap_stats(&g_env, &heap).peak_bytes_held, 0);
   assert_whole_heap_free(&heap);
   /* and it allocates as a new heap */
   run_malloc(&heap, sizes, offs, N, 1);

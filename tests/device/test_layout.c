@@ -210,8 +210,8 @@ static void test_image(void **state) {
   assert_int_equal(h.num_shards, 32);
   assert_int_equal(h.buffer_bytes, buf);
   assert_int_equal(h.pool_words, 5);
-  assert_int_equal(h.use_units, 0);
-  assert_int_equal(h.failed_lo | h.failed_hi | h.invalid_lo | h.invalid_hi | h.peak_units, 0);
+  assert_int_equal(h.held_pages, 0);
+  assert_int_equal(h.failed_lo | h.failed_hi | h.invalid_lo | h.invalid_hi | h.peak_pages, 0);
   for (size_t i = CLDM_HEADER_BYTES; i < n; i++) {
     if (i >= h.pool_offset + 16 && i < h.pool_offset + 20) /* last pool word: pages 128..159 */
       continue;
@@ -234,9 +234,9 @@ static void test_image(void **state) {
   free(img);
 }
 
-/* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), live allocations from
- * the page descriptors less the tickets current slabs have not issued, the peak as
- * max(recorded, current), bad headers refused. */
+/* Statistics decode: counters in bytes, 64-bit counters from (lo, hi), live allocations and
+ * bytes in use from the page descriptors less the tickets current slabs have not issued, pages
+ * held from the header, their peak as max(recorded, current), bad headers refused. */
 static void test_stats_decode(void **state) {
   (void)state;
   uint64_t buf = cldm_heap_buffer_size(8 * MiB);
@@ -249,13 +249,13 @@ static void test_stats_decode(void **state) {
   cldm_heap_stats s;
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
   assert_int_equal(s.size, 8 * MiB);
-  assert_int_equal(s.bytes_in_use | s.peak_bytes_in_use | s.live_allocations |
+  assert_int_equal(s.bytes_in_use | s.bytes_held | s.peak_bytes_held | s.live_allocations |
                        s.failed_allocations | s.invalid_frees,
                    0);
   cldm_heap_header h;
   memcpy(&h, img, sizeof h);
-  h.use_units = 100;
-  h.peak_units = 0xFFFFFFFFu;
+  h.held_pages = 100;
+  h.peak_pages = 0xFFFFFu;
   h.failed_lo = 5;
   h.failed_hi = 2;
   h.invalid_lo = 0xFFFFFFFFu;
@@ -264,7 +264,7 @@ static void test_stats_decode(void **state) {
   uint32_t descs[6] = {
       (3u << CLDM_DESC_KIND_SHIFT) | 5u,                        /* slab, 5 live slots */
       (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),      /* a run */
-      (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: not counted */
+      (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u, /* its tail: a page in use */
       0u,                                                       /* free */
       (CLDM_NUM_CLASSES << CLDM_DESC_KIND_SHIFT) | 2u,          /* last class, 2 slots */
       (1u << CLDM_DESC_KIND_SHIFT) | 4096u, /* class 0 (4096 slots), current: 4000 unissued */
@@ -275,15 +275,18 @@ static void test_stats_decode(void **state) {
   w = (7ull << 32) | 124u; /* a word naming a slab of another class: no ticket of class 5 */
   memcpy(img + h.w_offset + 8 * (1 * CLDM_W_ROW_WORDS + 5), &w, 8);
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
-  assert_int_equal(s.bytes_in_use, 1600);
+  assert_int_equal(s.bytes_in_use, 5 * cldm_class_bytes(2) + 2 * CLDM_PAGE_BYTES +
+                                       2 * cldm_class_bytes(CLDM_NUM_CLASSES - 1) +
+                                       96 * cldm_class_bytes(0));
   assert_int_equal(s.live_allocations, 5 + 1 + 2 + 96);
-  assert_int_equal(s.peak_bytes_in_use, 0xFFFFFFFFull * 16);
+  assert_int_equal(s.bytes_held, 100ull * CLDM_PAGE_BYTES);
+  assert_int_equal(s.peak_bytes_held, 0xFFFFFull * CLDM_PAGE_BYTES);
   assert_int_equal(s.failed_allocations, (2ull << 32) + 5);
   assert_int_equal(s.invalid_frees, 0xFFFFFFFFull);
-  h.peak_units = 50; /* below the current use: the peak is the current use */
+  h.peak_pages = 50; /* below the pages held (a header read while kernels run): those */
   memcpy(img, &h, sizeof h);
   assert_int_equal(cldm_heap_stats_decode(img, span, &s), 0);
-  assert_int_equal(s.peak_bytes_in_use, 1600);
+  assert_int_equal(s.peak_bytes_held, 100ull * CLDM_PAGE_BYTES);
   assert_int_equal(cldm_heap_stats_decode(img, span - 1, &s), -1); /* descriptors cut off */
   assert_int_equal(cldm_heap_stats_decode(img, CLDM_HEADER_BYTES, &s), -1);
   assert_int_equal(cldm_heap_stats_decode(NULL, span, &s), -1);

@@ -78,7 +78,8 @@ static void test_exhaustion_and_reuse(void **state) {
   clReleaseEvent(ev);
   assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT), 0);
   assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT), 0);
-  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_PEAK_BYTES_IN_USE_EXT), 0);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT), 0);
+  assert_int_equal(e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT), 0);
   e2e_run(&t, grab, ITEMS);
   assert_int_equal(count_granted(&t, ptrs, ITEMS), first);
   e2e_run(&t, release, ITEMS);
