@@ -49,14 +49,8 @@ done
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$root/env.sh"
-cldm_pack_vendors "$work/vendors"
-LD_LIBRARY_PATH=$root/lib/ocl-icd:$root/lib:$(cldm_pack_fallbacks "$root" "$work/fallback")
-OCL_ICD_VENDORS=$work/vendors
-CLDM_LIBCLC_DIR=$root/share/clc
-CLDM_CACHE_DIR=$work/ptx-cache
-export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_LIBCLC_DIR CLDM_CACHE_DIR
-mkdir -p "$CLDM_CACHE_DIR"
+. "$root/env.sh" # tools/gpu-env.sh
+cldm_pack_env "$root" "$work"
 status=0
 
 # run_alloc OUT SECONDS BINDIR DATADIR MODULES HEAP SIZES REPS [VERBOSE]: BINDIR's

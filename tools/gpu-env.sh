@@ -22,3 +22,14 @@ cldm_pack_vendors() {
   echo "${CLDM_GPU_RUN_ICD:-libnvidia-opencl.so.1}" > "$1/nvidia.icd"
   unset OCL_ICD_FILENAMES
 }
+
+# cldm_pack_env ROOT WORK: the environment the pack ROOT's programs run in, with scratch space
+# under WORK: the pack's ocl-icd first, its libraries, the fallbacks the machine lacks,
+# NVIDIA's ICD only, libclc for the PTX backend and a PTX cache of its own (exported).
+cldm_pack_env() {
+  cldm_pack_vendors "$2/vendors"
+  LD_LIBRARY_PATH=$1/lib/ocl-icd:$1/lib:$(cldm_pack_fallbacks "$1" "$2/fallback")
+  OCL_ICD_VENDORS=$2/vendors CLDM_LIBCLC_DIR=$1/share/clc CLDM_CACHE_DIR=$2/ptx-cache
+  export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_LIBCLC_DIR CLDM_CACHE_DIR
+  mkdir -p "$CLDM_CACHE_DIR"
+}

@@ -13,12 +13,8 @@ lists=${3:-8192,8192,8192;4096,4096,4096} heap=${4:-16G} n=${5:-1048576}
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$p/env.sh" # the loader and driver set-up of run-bench.sh (tools/gpu-bench.sh)
-cldm_pack_vendors "$work/vendors"
-LD_LIBRARY_PATH=$p/lib/ocl-icd:$p/lib:$(cldm_pack_fallbacks "$p" "$work/fallback")
-OCL_ICD_VENDORS=$work/vendors CLDM_CACHE_DIR=$work/ptx-cache
-export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_CACHE_DIR
-mkdir -p "$CLDM_CACHE_DIR"
+. "$p/env.sh" # tools/gpu-env.sh
+cldm_pack_env "$p" "$work"
 run_one() { # name layer bindir datadir sizes
   (
     export CLDM_TEST_DATA_DIR="$4" CLDM_BENCH_MODULES=cldm_alloc.nv.spir64

@@ -12,12 +12,8 @@ p=$(cd "$1" && pwd) out=$2 cases=${3:-5} limit=${4:-90}
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$p/env.sh" # the loader and driver set-up of run-bench.sh (tools/gpu-bench.sh)
-cldm_pack_vendors "$work/vendors"
-LD_LIBRARY_PATH=$p/lib/ocl-icd:$p/lib:$(cldm_pack_fallbacks "$p" "$work/fallback")
-OCL_ICD_VENDORS=$work/vendors CLDM_LIBCLC_DIR=$p/share/clc CLDM_CACHE_DIR=$work/ptx-cache
-export LD_LIBRARY_PATH OCL_ICD_VENDORS CLDM_LIBCLC_DIR CLDM_CACHE_DIR
-mkdir -p "$CLDM_CACHE_DIR"
+. "$p/env.sh" # tools/gpu-env.sh
+cldm_pack_env "$p" "$work"
 status=0
 run_one() { # name layer
   echo "[gpu-suite-ab] $1: cases $cases" >&2
