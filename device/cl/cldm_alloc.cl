@@ -16,7 +16,9 @@
  *              | their peak, failed allocations, invalid frees                |   |
  *   256        +--------------------------------------------------------------+   |
  *              | W    u64[num_shards][80]  per (shard, class): current slab   |   | image:
- *              |      page:32 | tickets:32; word 79 of a row: pool cursor     |   | written by
+ *              |      page:32 | tickets:32; word 79 of a row: pool cursor;    |   | written by
+ *              |      words 72-75: the pool's summary (a bit per pool word:   |   |
+ *              |      seen full), 0 in the image                              |   |
  *              |      u64[80] class row: per class, its shard level           |   |
  *              +--------------------------------------------------------------+   | the host to
  *              | descs u32[num_pages]  kind:8 | count:24                      |   | create or

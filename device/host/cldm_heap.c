@@ -21,6 +21,11 @@ _Static_assert(offsetof(cldm_heap_header, invalid_lo) == 4 * CLDM_HDR_WORD_INVAL
 _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment");
 _Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
 _Static_assert(CLDM_HEADER_BYTES % 8 == 0, "W is u64-aligned");
+_Static_assert((CLDM_HEAP_MAX_PAGES / 1024u + 1u + CLDM_W_POOL_FULL_WORDS - 1u) /
+                       CLDM_W_POOL_FULL_WORDS <=
+                   CLDM_SHARDS_MAX,
+               "the shard rows hold the pool's summary");
+_Static_assert(CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u <= CLDM_W_DRY, "summary words");
 
 static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -154,8 +159,10 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
     return -1;
   memset(dst, 0, g->image_bytes);    /* counters 0, pages free, bitmaps clear */
   uint64_t no_slab = CLDM_W_NO_PAGE; /* no current slab, no ticket issued, cursor unset */
-  for (size_t i = 0; i < (size_t)g->num_shards * CLDM_W_ROW_WORDS; i++)
-    memcpy((unsigned char *)dst + g->w_offset + 8 * i, &no_slab, 8);
+  for (size_t i = 0; i < (size_t)g->num_shards * CLDM_W_ROW_WORDS; i++) /* (the pool's */
+    if (i % CLDM_W_ROW_WORDS < CLDM_W_POOL_FULL ||                      /* summary: 0) */
+        i % CLDM_W_ROW_WORDS >= CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u)
+      memcpy((unsigned char *)dst + g->w_offset + 8 * i, &no_slab, 8);
   uint64_t no_stamp = CLDM_STAMP_NONE; /* the stamp row, after the class row */
   for (size_t i = 0; i < CLDM_W_ROW_WORDS; i++)
     memcpy((unsigned char *)dst + g->w_offset +

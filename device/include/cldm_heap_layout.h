@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 7u
+#define CLDM_HEAP_LAYOUT_VERSION 8u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -98,6 +98,14 @@ typedef uint64_t cldm_u64;
  * hint; anything else: not). */
 #define CLDM_W_REUSE_CURSOR 78u
 #define CLDM_W_DRY 77u
+/* Words CLDM_W_POOL_FULL .. + 3 of the shard rows (0 in the image) hold the pool's summary, 8
+ * 32-bit words a row: summary word i (row i / 8, 32-bit word i % 8 from there) has bit j set if
+ * pool word 32 i + j was seen with every page taken, a hint that lets searches of the pool skip
+ * 32 taken words with one load (device/cl/cldm_pool.clh). A heap of n pages has ceil(n / 1024)
+ * summary words, which its rows always hold (cldm_heap_shards: one row per 8 pages at least up
+ * to 256 rows, and CLDM_HEAP_MAX_PAGES / 1024 / 8 < CLDM_SHARDS_MAX). */
+#define CLDM_W_POOL_FULL 72u
+#define CLDM_W_POOL_FULL_WORDS 8u /* 32-bit summary words a row holds */
 #define CLDM_W_DRY_SET 1u
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
 #define CLDM_STAMP_NONE 0xFFFFFFFFu /* stamp row: no stamp */

@@ -1,7 +1,8 @@
 /*
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
- * its free pages straddle two pool words; every hole found again in a heap whose pool is dry.
+ * its free pages straddle two pool words; every hole found again in a heap whose pool is dry; the
+ * pool's summary kept up, and never trusted for NULL.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -334,6 +335,91 @@ static void test_holes_in_dry_heap(void **state) {
   cldm_dtest_heap_release(&heap);
 }
 
+/* The heap's metadata image, read into *img (the caller frees it); returns the header. Then
+ * summary word i of the pool (cldm_heap_layout.h, CLDM_W_POOL_FULL) in that image. */
+static cldm_heap_header read_image(const cldm_dtest_heap *heap, unsigned char **img) {
+  cldm_heap_header hd;
+  cldm_dtest_read(&g_env, heap->buf, sizeof hd, &hd);
+  *img = malloc(hd.image_bytes);
+  cldm_dtest_read(&g_env, heap->buf, hd.image_bytes, *img);
+  return hd;
+}
+static uint32_t *summary_word(unsigned char *img, const cldm_heap_header *hd, uint32_t i) {
+  size_t row = i / CLDM_W_POOL_FULL_WORDS, at = i % CLDM_W_POOL_FULL_WORDS;
+  return (uint32_t *)(img + hd->w_offset + 8 * (row * CLDM_W_ROW_WORDS + CLDM_W_POOL_FULL)) + at;
+}
+
+/* Pool words the summary marks taken, and pool words whose pages are all taken. */
+static void summary_census(const cldm_dtest_heap *heap, uint32_t *marked, uint32_t *full) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  *marked = *full = 0;
+  for (uint32_t w = 0; w < hd.pool_words; w++) {
+    uint32_t pool, left = hd.num_pages - 32 * w;
+    memcpy(&pool, img + hd.pool_offset + 4 * w, 4);
+    *marked += (*summary_word(img, &hd, w / 32) >> (w % 32)) & 1u;
+    *full += (pool | (left >= 32 ? 0u : ~0u << left)) == ~0u;
+  }
+  free(img);
+}
+
+/* Marks every pool word of the heap taken in its summary, a stale hint that cannot be true. */
+static void summary_poison(const cldm_dtest_heap *heap) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  for (uint32_t i = 0; i < (hd.pool_words + 31) / 32; i++)
+    *summary_word(img, &hd, i) = ~0u;
+  cldm_dtest_write(&g_env, heap->buf, hd.image_bytes, img);
+  free(img);
+}
+
+/* The pool's summary is a hint the allocator keeps up and never trusts for NULL (cldm_pool.clh),
+ * on a heap of 2048 pages (64 pool words, two summary words): a fill of 4 KiB blocks marks the
+ * words it fills, and freeing everything clears every mark. Then, after a reset, runs of one page
+ * hold the lower half of the pool (where the refills' cursors start) and the summary is made to
+ * say every word is taken: a fill of 4 KiB blocks must still get every slot of the upper half,
+ * which only the last resort's exact search of the pool finds. */
+static void test_pool_summary(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 128u << 20);
+  uint64_t base = first_page_offset(&heap);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES), marked, full;
+  uint32_t c = cldm_class_of(4096), slots = cldm_class_slots(c, pages);
+  assert_int_equal(cldm_class_span_pages(c, pages), 1); /* a slab is a page */
+  size_t cap = (size_t)pages * slots, requests = cap + 16;
+  uint64_t *offs = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 4096, requests, offs, sizes), cap);
+  summary_census(&heap, &marked, &full);
+  printf("4 KiB fill of %u pages: %u of %u pool words full, %u marked\n", pages, full,
+         (pages + 31) / 32, marked);
+  assert_int_equal(full, (pages + 31) / 32);
+  assert_true(marked >= full / 2); /* the fill keeps the hint (a race may clear a mark) */
+  run_free_offs(&heap, offs, requests);
+  summary_census(&heap, &marked, &full);
+  assert_int_equal(full, 0);
+  assert_int_equal(marked, 0); /* every word got pages back after its last take */
+  cldm_dtest_heap_reset(&g_env, &heap);
+  assert_int_equal(fill_class(&heap, CLDM_PAGE_BYTES, pages, offs, sizes), pages);
+  size_t kept = 0;
+  for (size_t i = 0; i < pages; i++) /* the runs of the upper half go */
+    if ((offs[i] - base) / CLDM_PAGE_BYTES < pages / 2)
+      offs[kept++] = offs[i];
+    else
+      offs[pages + i - kept] = offs[i]; /* (pages + i - kept >= i: no overwrite ahead) */
+  assert_int_equal(kept, pages / 2);
+  run_free_offs(&heap, offs + pages, pages - kept);
+  summary_poison(&heap);
+  size_t upper = (size_t)(pages - kept) * slots;
+  assert_int_equal(fill_class(&heap, 4096, upper + 16, offs + kept, sizes), upper);
+  run_free_offs(&heap, offs, kept + upper + 16);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
 int main(int argc, char **argv) {
   int rc = alloc_fixture_args(argc, argv);
   if (rc)
@@ -341,7 +427,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exhaustion_per_class), cmocka_unit_test(test_exhaustion_mixed),
       cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
-      cmocka_unit_test(test_stamps_end_with_room),
+      cmocka_unit_test(test_stamps_end_with_room), cmocka_unit_test(test_pool_summary),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }
