@@ -185,9 +185,9 @@ typedef struct cldm_heap_header {
   /* line 2 */
   cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
   cldm_u32 failed_hi; /* 132 */
-  cldm_u32 changes;   /* 136 slabs installed and pages returned to the pool: a hint the
-                               allocator's last resort reads to see that the heap changed
-                               during its search (device/cl/cldm_slab.clh) */
+  cldm_u32 changes;   /* 136 slabs installed and units given back: a hint the allocator's
+                               last resort reads, with the pool-give count below, to see that
+                               the heap changed during its search (device/cl/cldm_slab.clh) */
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
   cldm_u32 pad2[12];  /* 144 [0]: returns of pages to the pool, a count that the last resort's
