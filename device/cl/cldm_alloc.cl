@@ -88,6 +88,7 @@
 #include "cldm_group.clh"
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
+#include "cldm_room.clh"
 #include "cldm_slab.clh"
 #include "cldm_large.clh"
 

@@ -44,7 +44,10 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
   g->pool_words = (num_pages + 31u) / 32u;
-  off = cldm_heap_align_up(off + 4ull * g->pool_words, CLDM_META_ALIGN);
+  /* the room index (0 in the image: no slab has room yet), as the device finds it */
+  off += cldm_room_after_pool_bytes(g->pool_words);
+  off = cldm_heap_align_up(off + 4ull * CLDM_NUM_CLASSES * cldm_room_row_words(g->pool_words),
+                           CLDM_META_ALIGN);
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
   g->check_offset = g->check_capacity = 0;
@@ -66,9 +69,10 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
 /* Pages of the largest heap fitting in `buffer_bytes`; 0 if below the minimum. */
 static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes, int checked) {
   cldm_heap_geometry l;
-  /* metadata per page: descriptor + pool bit + slot bitmap + W share (< 40 bytes) < 560 (the
-   * slack only makes this estimate larger than the answer) */
-  uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 560u);
+  /* metadata per page: descriptor + pool bit + room index (72 classes: 9 bytes and their
+   * summaries) + slot bitmap + W share (< 40 bytes) < 570 (the slack only makes this estimate
+   * larger than the answer) */
+  uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 570u);
   if (n > CLDM_HEAP_MAX_PAGES)
     n = CLDM_HEAP_MAX_PAGES;
   for (;;) { /* grow while the next size still fits (a few steps at most) */

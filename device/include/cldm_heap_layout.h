@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 8u
+#define CLDM_HEAP_LAYOUT_VERSION 9u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -132,6 +132,28 @@ typedef uint64_t cldm_u64;
 #define CLDM_HEAP_MAX_PAGES ((1u << 20) - 1u) /* 64 GiB - 64 KiB usable */
 #define CLDM_HEADER_BYTES 256u
 #define CLDM_META_ALIGN 64u /* metadata arrays start on 64-byte lines */
+
+/* ---- the room index (device/cl/cldm_room.clh) --------------------------------------------- */
+/* After the pool's words, at the next 64-byte line: one row per class, CLDM_NUM_CLASSES rows of
+ * cldm_room_row_words() words (0 in the image). A row is its summary, ceil(pool_words / 32)
+ * words (bit j of word i set: index word 32 i + j may have a bit set), then its index,
+ * pool_words words with a bit per page (bit set: the page may be the head of a slab of the
+ * class with at least CLDM_ROOM_MIN free slots nobody holds). Hints, never the truth: the
+ * head's descriptor decides. */
+#define CLDM_ROOM_MIN 2u /* free slots that put a slab into its class's index */
+
+/* Words of a row's summary, for a pool of `pool_words` words. */
+static inline cldm_u32 cldm_room_summary_words(cldm_u32 pool_words) {
+  return (pool_words + 31u) / 32u;
+}
+/* Words of one class's row (summary and index), a multiple of 16 (rows on their own lines). */
+static inline cldm_u32 cldm_room_row_words(cldm_u32 pool_words) {
+  return (cldm_room_summary_words(pool_words) + pool_words + 15u) & ~15u;
+}
+/* Bytes from the pool's first word to the room index's (the pool starts on a 64-byte line). */
+static inline cldm_u32 cldm_room_after_pool_bytes(cldm_u32 pool_words) {
+  return (4u * pool_words + CLDM_META_ALIGN - 1u) & ~(CLDM_META_ALIGN - 1u);
+}
 
 /* ---- the page area ----------------------------------------------------------------------- */
 /* Page 0 starts at the first CLDM_PAGE_BYTES-aligned device address at or after base +

@@ -2,7 +2,7 @@
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
  * its free pages straddle two pool words; every hole found again in a heap whose pool is dry; the
- * pool's summary kept up, and never trusted for NULL.
+ * pool's summary kept up, and never trusted for NULL; the room index kept up, and not trusted.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -420,6 +420,90 @@ static void test_pool_summary(void **state) {
   free(sizes);
 }
 
+/* Class c's row of the room index (cldm_heap_layout.h) in a metadata image: its summary, then
+ * one bit per page. */
+static uint32_t *room_row(unsigned char *img, const cldm_heap_header *hd, uint32_t c) {
+  return (uint32_t *)(img + hd->pool_offset + cldm_room_after_pool_bytes(hd->pool_words)) +
+         (size_t)c * cldm_room_row_words(hd->pool_words);
+}
+
+/* What the room index of the heap says: pages marked in class c's row (*marked), marks in
+ * other classes' rows (*others), index words with a bit set whose summary bit is clear
+ * (*hidden). With poison = 1 it first writes every row's summary and index full of marks, with
+ * poison = 2 it wipes them (both untrue: the allocator must not depend on them). */
+static void room_census(const cldm_dtest_heap *heap, uint32_t c, int poison, uint32_t *marked,
+                        uint32_t *others, uint32_t *hidden) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  uint32_t ns = cldm_room_summary_words(hd.pool_words);
+  *marked = *others = *hidden = 0;
+  for (uint32_t k = 0; k < CLDM_NUM_CLASSES; k++) {
+    uint32_t *row = room_row(img, &hd, k);
+    if (poison)
+      memset(row, poison == 1 ? 0xFF : 0, 4 * ((size_t)ns + hd.pool_words));
+    for (uint32_t w = 0; w < hd.pool_words; w++) {
+      uint32_t bits = row[ns + w], n = 0;
+      for (; bits; bits &= bits - 1)
+        n++;
+      *(k == c ? marked : others) += n;
+      *hidden += row[ns + w] && !((row[w / 32] >> (w % 32)) & 1u);
+    }
+  }
+  if (poison)
+    cldm_dtest_write(&g_env, heap->buf, hd.image_bytes, img);
+  free(img);
+}
+
+/* The room index (cldm_room.clh): a heap of 256 B slabs (a page each) filled up, then every
+ * other block freed, must have every slab marked in its class's row, and no mark anywhere else
+ * or behind a clear summary bit; the holes are then all found again (the refills take them from
+ * the index). Then the same with the index made untrue: every bit of every row set (marks of
+ * other classes, pages that are not heads), and every bit cleared (the last resort's search of
+ * every descriptor finds the holes alone): every hole found again either way. */
+static void test_room_index(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES), marked, others, hidden;
+  uint32_t c = cldm_class_of(256), slots = cldm_class_slots(c, pages);
+  assert_int_equal(cldm_class_span_pages(c, pages), 1);
+  size_t cap = (size_t)pages * slots, requests = cap + 16;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8), *again = malloc(cap * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  for (int poison = 0; poison < 3; poison++) {
+    assert_int_equal(fill_class(&heap, 256, requests, offs, sizes), cap);
+    size_t n = 0;
+    for (size_t i = 0; i < requests; i++)
+      if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 256) % 2) {
+        gone[n++] = offs[i];
+        offs[i] = CLDM_DTEST_NULL_OFF;
+      }
+    assert_int_equal(n, cap / 2);
+    run_free_offs(&heap, gone, n);
+    room_census(&heap, c, poison, &marked, &others, &hidden);
+    if (!poison) {
+      printf("room index after freeing half of every 256 B slab: %u of %u slabs marked, %u "
+             "other marks, %u hidden\n",
+             marked, pages, others, hidden);
+      assert_int_equal(marked, pages);
+      assert_int_equal(others, 0);
+      assert_int_equal(hidden, 0);
+    }
+    run_malloc(&heap, sizes, again, n, 1);
+    assert_int_equal(check_disjoint(&heap, again, sizes, n), n); /* every hole found */
+    assert_true(malloc_one(&heap, 256) == CLDM_DTEST_NULL_OFF);  /* and the heap full again */
+    run_free_offs(&heap, again, n);
+    run_free_offs(&heap, offs, requests);
+    assert_whole_heap_free(&heap);
+    cldm_dtest_heap_reset(&g_env, &heap);
+  }
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(gone);
+  free(again);
+  free(sizes);
+}
+
 int main(int argc, char **argv) {
   int rc = alloc_fixture_args(argc, argv);
   if (rc)
@@ -428,6 +512,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_exhaustion_per_class), cmocka_unit_test(test_exhaustion_mixed),
       cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
       cmocka_unit_test(test_stamps_end_with_room), cmocka_unit_test(test_pool_summary),
+      cmocka_unit_test(test_room_index),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }

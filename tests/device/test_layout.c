@@ -97,6 +97,12 @@ static void test_sizes(void **state) {
     assert_true(h.bitmaps_offset + (uint64_t)h.num_pages * CLDM_SLOT_BITMAP_BYTES <=
                 h.pages_offset);
     assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
+    /* the room index between the pool and the slot bitmaps, in the image, a row per class */
+    assert_true(h.pool_offset + cldm_room_after_pool_bytes(h.pool_words) +
+                    4ull * CLDM_NUM_CLASSES * cldm_room_row_words(h.pool_words) <=
+                h.bitmaps_offset);
+    assert_true(cldm_room_row_words(h.pool_words) >=
+                cldm_room_summary_words(h.pool_words) + h.pool_words);
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
     assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
     /* the shard rows, the class row, the stamp rows */
