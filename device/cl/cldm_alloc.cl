@@ -25,7 +25,10 @@
  *              +--------------------------------------------------------------+   | reset (W:
  *              | pool  u32[ceil(num_pages/32)]  bit set = page taken (truth)  |   | no page;
  *              +--------------------------------------------------------------+   | the rest
- *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   | zero)
+ *              | room index: u32[16] a bit per class, then per class a row:   |   | zero)
+ *              | its summary, u32[pool words] a bit per slab head with room   |   |
+ *              +--------------------------------------------------------------+   |
+ *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   |
  *              | while the page is free                                       |  /
  *   pages_off  +--------------------------------------------------------------+
  *              | pad: up to the next 64 KiB-aligned device address (< 64 KiB) |  (slack)
@@ -54,9 +57,12 @@
  *   warp asking for the same class share that add and their bitmap updates (cldm_group.clh).
  *   A used-up slab is replaced by a fresh span from the pool (cldm_pool.clh); a slab whose
  *   last slot is freed goes back to the pool at once, so any class can take its pages. Holes
- *   left by frees in slabs that are no longer current are found by the final path, which runs
- *   only when the pool has no span and makes a partly used slab current again (its free slots
- *   reserved at once, each ticket then a search of its bitmap): NULL means full (spec 2.1).
+ *   left by frees in slabs that are no longer current are listed in the class's room index
+ *   (cldm_room.clh): once the pool has no span, a refill takes a partly used slab from there and
+ *   makes it current again (its free slots reserved at once, each ticket then a search of its
+ *   bitmap). The final path, when the index has none either, searches every slab of the class:
+ *   NULL means full (spec 2.1), after a free slot of a larger class (up to twice the size) was
+ *   looked for in their indexes (cldm_slab_borrow).
  * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool.clh).
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
@@ -133,9 +139,10 @@ static inline global void *cldm_alloc_raw(const cldm_heap *h, size_t size, uint 
   global void *p = 0;
   *units = 0u;
   if (c != CLDM_CLASS_LARGE) {
-    p = cldm_slab_alloc(h, c);
+    uint used;
+    p = cldm_slab_alloc(h, c, align, &used);
     if (p)
-      *units = cldm_class_bytes(c) >> CLDM_GRANULE_SHIFT;
+      *units = cldm_class_bytes(used) >> CLDM_GRANULE_SHIFT;
     return p;
   }
   ulong limit = (ulong)h->num_pages << CLDM_PAGE_SHIFT;

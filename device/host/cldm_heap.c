@@ -46,8 +46,7 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->pool_words = (num_pages + 31u) / 32u;
   /* the room index (0 in the image: no slab has room yet), as the device finds it */
   off += cldm_room_after_pool_bytes(g->pool_words);
-  off = cldm_heap_align_up(off + 4ull * CLDM_NUM_CLASSES * cldm_room_row_words(g->pool_words),
-                           CLDM_META_ALIGN);
+  off = cldm_heap_align_up(off + cldm_room_bytes(g->pool_words), CLDM_META_ALIGN);
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
   g->check_offset = g->check_capacity = 0;

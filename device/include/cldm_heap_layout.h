@@ -134,13 +134,15 @@ typedef uint64_t cldm_u64;
 #define CLDM_META_ALIGN 64u /* metadata arrays start on 64-byte lines */
 
 /* ---- the room index (device/cl/cldm_room.clh) --------------------------------------------- */
-/* After the pool's words, at the next 64-byte line: one row per class, CLDM_NUM_CLASSES rows of
- * cldm_room_row_words() words (0 in the image). A row is its summary, ceil(pool_words / 32)
- * words (bit j of word i set: index word 32 i + j may have a bit set), then its index,
- * pool_words words with a bit per page (bit set: the page may be the head of a slab of the
- * class with at least CLDM_ROOM_MIN free slots nobody holds). Hints, never the truth: the
- * head's descriptor decides. */
-#define CLDM_ROOM_MIN 2u /* free slots that put a slab into its class's index */
+/* After the pool's words, at the next 64-byte line (0 in the image): the classes' mask, one
+ * line of CLDM_ROOM_TOP_WORDS words (bit c % 32 of word c / 32 set: class c's row may have a
+ * bit set), then one row per class, CLDM_NUM_CLASSES rows of cldm_room_row_words() words. A row
+ * is its summary, ceil(pool_words / 32) words (bit j of word i set: index word 32 i + j may have
+ * a bit set), then its index, pool_words words with a bit per page (bit set: the page may be
+ * the head of a slab of the class with at least CLDM_ROOM_MIN free slots nobody holds). Hints,
+ * never the truth: the head's descriptor decides. */
+#define CLDM_ROOM_MIN 2u        /* free slots that put a slab into its class's index */
+#define CLDM_ROOM_TOP_WORDS 16u /* the classes' mask: 3 words used, a line of its own */
 
 /* Words of a row's summary, for a pool of `pool_words` words. */
 static inline cldm_u32 cldm_room_summary_words(cldm_u32 pool_words) {
@@ -153,6 +155,10 @@ static inline cldm_u32 cldm_room_row_words(cldm_u32 pool_words) {
 /* Bytes from the pool's first word to the room index's (the pool starts on a 64-byte line). */
 static inline cldm_u32 cldm_room_after_pool_bytes(cldm_u32 pool_words) {
   return (4u * pool_words + CLDM_META_ALIGN - 1u) & ~(CLDM_META_ALIGN - 1u);
+}
+/* Bytes of the whole room index: the classes' mask and every class's row. */
+static inline cldm_u32 cldm_room_bytes(cldm_u32 pool_words) {
+  return 4u * (CLDM_ROOM_TOP_WORDS + CLDM_NUM_CLASSES * cldm_room_row_words(pool_words));
 }
 
 /* ---- the page area ----------------------------------------------------------------------- */

@@ -2,7 +2,8 @@
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
  * its free pages straddle two pool words; every hole found again in a heap whose pool is dry; the
- * pool's summary kept up, and never trusted for NULL; the room index kept up, and not trusted.
+ * pool's summary kept up, and never trusted for NULL; the room index kept up, and not trusted;
+ * full classes borrowing larger classes' free slots.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -420,25 +421,31 @@ static void test_pool_summary(void **state) {
   free(sizes);
 }
 
-/* Class c's row of the room index (cldm_heap_layout.h) in a metadata image: its summary, then
- * one bit per page. */
+/* The room index (cldm_heap_layout.h) in a metadata image: the classes' mask, and class c's
+ * row (its summary, then one bit per page). */
+static uint32_t *room_top(unsigned char *img, const cldm_heap_header *hd) {
+  return (uint32_t *)(img + hd->pool_offset + cldm_room_after_pool_bytes(hd->pool_words));
+}
 static uint32_t *room_row(unsigned char *img, const cldm_heap_header *hd, uint32_t c) {
-  return (uint32_t *)(img + hd->pool_offset + cldm_room_after_pool_bytes(hd->pool_words)) +
-         (size_t)c * cldm_room_row_words(hd->pool_words);
+  return room_top(img, hd) + CLDM_ROOM_TOP_WORDS + (size_t)c * cldm_room_row_words(hd->pool_words);
 }
 
 /* What the room index of the heap says: pages marked in class c's row (*marked), marks in
- * other classes' rows (*others), index words with a bit set whose summary bit is clear
- * (*hidden). With poison = 1 it first writes every row's summary and index full of marks, with
- * poison = 2 it wipes them (both untrue: the allocator must not depend on them). */
+ * other classes' rows (*others), index words with a bit set whose summary bit is clear or
+ * whose class's bit in the mask is (*hidden). With poison = 1 it first writes the mask and every
+ * row full of marks, with poison = 2 it wipes them (both untrue: the allocator must not depend
+ * on them). */
 static void room_census(const cldm_dtest_heap *heap, uint32_t c, int poison, uint32_t *marked,
                         uint32_t *others, uint32_t *hidden) {
   unsigned char *img;
   cldm_heap_header hd = read_image(heap, &img);
   uint32_t ns = cldm_room_summary_words(hd.pool_words);
+  uint32_t *top = room_top(img, &hd);
   *marked = *others = *hidden = 0;
+  if (poison)
+    memset(top, poison == 1 ? 0xFF : 0, 4 * CLDM_ROOM_TOP_WORDS);
   for (uint32_t k = 0; k < CLDM_NUM_CLASSES; k++) {
-    uint32_t *row = room_row(img, &hd, k);
+    uint32_t *row = room_row(img, &hd, k), listed = (top[k / 32] >> (k % 32)) & 1u;
     if (poison)
       memset(row, poison == 1 ? 0xFF : 0, 4 * ((size_t)ns + hd.pool_words));
     for (uint32_t w = 0; w < hd.pool_words; w++) {
@@ -446,7 +453,7 @@ static void room_census(const cldm_dtest_heap *heap, uint32_t c, int poison, uin
       for (; bits; bits &= bits - 1)
         n++;
       *(k == c ? marked : others) += n;
-      *hidden += row[ns + w] && !((row[w / 32] >> (w % 32)) & 1u);
+      *hidden += row[ns + w] && (!((row[w / 32] >> (w % 32)) & 1u) || !listed);
     }
   }
   if (poison)
@@ -504,6 +511,73 @@ static void test_room_index(void **state) {
   free(sizes);
 }
 
+/* Borrowing (cldm_slab_borrow, spec 2.1): a heap full of 32 B blocks with every other one
+ * freed has no slab of 16 B and no page: 16 B requests take the 32 B holes, every one of them
+ * (32 B is within twice 16 B), and then get NULL; 48 B requests do too (the holes are smaller);
+ * 8 B - 16 B requests aligned to 32 B take them as well (32 B slots are 32 B-aligned), and the
+ * statistics count the 32 B slots they hold. A heap full of 16 B blocks with holes gives 32 B
+ * requests nothing (no class borrows a smaller slot). */
+static void test_borrow(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  uint32_t c32 = cldm_class_of(32), slots = cldm_class_slots(c32, pages);
+  size_t cap = (size_t)pages * slots, requests = cap + 16;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8), *got = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4), *small = malloc(requests * 4);
+  uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+  assert_int_equal(fill_class(&heap, 32, requests, offs, sizes), cap);
+  size_t n = 0;
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 32) % 2) {
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  assert_int_equal(n, cap / 2);
+  run_free_offs(&heap, gone, n);
+  uint64_t failed = failed0 + (requests - cap);
+  for (size_t i = 0; i < n + 8; i++)
+    small[i] = 16;
+  run_malloc(&heap, small, got, n + 8, 1);
+  size_t served = check_disjoint(&heap, got, small, n + 8);
+  printf("borrowing: %zu of %zu 16 B requests served by %zu freed 32 B slots\n", served, n + 8, n);
+  assert_int_equal(served, n); /* every hole, then NULL */
+  for (size_t i = 0; i < n + 8; i++)
+    if (got[i] != CLDM_DTEST_NULL_OFF)
+      assert_int_equal((got[i] - first_page_offset(&heap)) % 32, 0);
+  failed += 8;
+  assert_stats(&heap, (uint64_t)cap * 32, cap, failed, 0);   /* 32 B slots in use, all of them */
+  assert_true(malloc_one(&heap, 48) == CLDM_DTEST_NULL_OFF); /* 32 B holes are too small */
+  failed++;
+  run_free_offs(&heap, got, n + 8);
+  assert_stats(&heap, (uint64_t)(cap - n) * 32, cap - n, failed, 0);
+  run_free_offs(&heap, offs, requests);
+  assert_whole_heap_free(&heap);
+  /* 16 B slabs with holes: 32 B requests get nothing from them */
+  cldm_dtest_heap_reset(&g_env, &heap);
+  failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+  size_t cap16 = (size_t)pages * cldm_class_slots(cldm_class_of(16), pages);
+  uint64_t *o16 = malloc((cap16 + 16) * 8);
+  uint32_t *s16 = malloc((cap16 + 16) * 4);
+  assert_int_equal(fill_class(&heap, 16, cap16 + 16, o16, s16), cap16);
+  uint64_t hole = o16[1] != CLDM_DTEST_NULL_OFF ? o16[1] : o16[0];
+  run_free_offs(&heap, &hole, 1);
+  assert_true(malloc_one(&heap, 32) == CLDM_DTEST_NULL_OFF);
+  assert_int_equal(malloc_one(&heap, 16), hole); /* (o16 names it again) */
+  run_free_offs(&heap, o16, cap16 + 16);
+  assert_stats(&heap, 0, 0, failed0 + 16 + 1, 0);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(o16);
+  free(s16);
+  free(offs);
+  free(gone);
+  free(got);
+  free(sizes);
+  free(small);
+}
+
 int main(int argc, char **argv) {
   int rc = alloc_fixture_args(argc, argv);
   if (rc)
@@ -512,7 +586,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_exhaustion_per_class), cmocka_unit_test(test_exhaustion_mixed),
       cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
       cmocka_unit_test(test_stamps_end_with_room), cmocka_unit_test(test_pool_summary),
-      cmocka_unit_test(test_room_index),
+      cmocka_unit_test(test_room_index),           cmocka_unit_test(test_borrow),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }

@@ -99,8 +99,10 @@ static void test_sizes(void **state) {
     assert_true(h.pool_offset + 4ull * h.pool_words <= h.image_bytes);
     /* the room index between the pool and the slot bitmaps, in the image, a row per class */
     assert_true(h.pool_offset + cldm_room_after_pool_bytes(h.pool_words) +
-                    4ull * CLDM_NUM_CLASSES * cldm_room_row_words(h.pool_words) <=
+                    4ull * (CLDM_ROOM_TOP_WORDS +
+                            CLDM_NUM_CLASSES * (uint64_t)cldm_room_row_words(h.pool_words)) <=
                 h.bitmaps_offset);
+    assert_true(CLDM_ROOM_TOP_WORDS * 32u >= CLDM_NUM_CLASSES);
     assert_true(cldm_room_row_words(h.pool_words) >=
                 cldm_room_summary_words(h.pool_words) + h.pool_words);
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
