@@ -238,6 +238,31 @@ def sec_frag(d):
     out += ("\n**Fill** (the slowdown curve): every round mallocs the blocks and frees half of "
             "them (chosen at random), so the heap fills up; malloc time per round against how "
             "full the heap was before it, until half a round gets NULL.\n\n") + table(head, rows)
+    one = frag_series(d, "opencl", "fill_one", "fill")
+    if one:
+        size = d.keys("opencl", "fragmentation", "fill", "fill_one")[0][0]
+        ot = frag_series(d, "opencl", "fill_one", "malloc_time")
+        on = frag_series(d, "opencl", "fill_one", "nulls")
+        cfill = frag_series(d, "cuda", "fill_one", "fill") if d.has_cuda else {}
+        cft = frag_series(d, "cuda", "fill_one", "malloc_time") if d.has_cuda else {}
+        cnull = frag_series(d, "cuda", "fill_one", "nulls") if d.has_cuda else {}
+        head = ["round", "heap full (before)", "malloc ms", "÷ round 0", "NULLs"]
+        if d.has_cuda:
+            head += ["CUDA heap full", "CUDA malloc ms", "CUDA ÷ round 0", "CUDA NULLs", "÷ CUDA"]
+        rows = []
+        t0, c0 = ot.get(0), cft.get(0)
+        for r in sorted(one):
+            row = [str(r), "%.1f %%" % (100 * one[r]), fmt(ot[r]), ratio(ot[r], t0),
+                   "%d" % on[r]]
+            if d.has_cuda:
+                row += ["%.1f %%" % (100 * cfill[r]) if r in cfill else "–", fmt(cft.get(r)),
+                        ratio(cft.get(r), c0), "%d" % cnull[r] if r in cnull else "–",
+                        ratio(ot[r], cft.get(r))]
+            rows.append(row)
+        out += ("\n**Fill, one size**: every round mallocs %d blocks of %d B and keeps them all, "
+                "until half a round gets NULL: the slowdown of one size class as the heap fills, "
+                "without holes.\n\n" % (d.keys("opencl", "fragmentation", "fill", "fill_one")[0][1],
+                                         size)) + table(head, rows)
     return out + "\n"
 
 
@@ -475,7 +500,13 @@ def plots(d):
             if fill:
                 rs = sorted(fill)
                 a1.plot([100 * fill[r] for r in rs], [t[r] for r in rs], marker="o", ms=3,
-                        color=color, label=label)
+                        color=color, label=label + ", mixed, half kept")
+            fill = frag_series(d, impl, "fill_one", "fill")
+            t = frag_series(d, impl, "fill_one", "malloc_time")
+            if fill:
+                rs = sorted(fill)
+                a1.plot([100 * fill[r] for r in rs], [t[r] for r in rs], marker="s", ms=3,
+                        linestyle="--", color=color, label=label + ", one size, all kept")
             span = frag_series(d, impl, "steady", "span")
             if span:
                 rs = sorted(span)

@@ -170,6 +170,12 @@ static inline void bp_frag(const bp_plan *p, uint32_t *items, int *steady_rounds
   *fill_rounds = p->scale == BP_QUICK ? 16 : 48;
 }
 
+/* Case 5's one-size fill: rounds of the same number of mallocs of BP_FILL_ONE_SIZE bytes, all
+ * kept, until half a round fails (about 32 rounds fill the heap; at most the fill rounds). The
+ * shape of CUDA's slowdown as its heap fills (its malloc at 16 B: 10 ms a round of 100K on an
+ * empty 2 GiB heap, 2.4 s once it is nearly full). */
+#define BP_FILL_ONE_SIZE 256u
+
 /* Case 6, out of memory: block size of each exhaustion round (everything freed in between). */
 static const bp_entry bp_oom_sizes[] = {{256, 1}, {256, 1}, {64, 1}, {4096, 1}, {256, 1}};
 

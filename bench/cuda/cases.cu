@@ -616,6 +616,70 @@ static void frag_row(const char *kernel, u32 n, int round, const char *metric, c
   bc_row("fragmentation", kernel, BP_FRAG_MAX, n, param, metric, unit, v, v, 1, n);
 }
 
+/* fill_one: rounds of n mallocs of BP_FILL_ONE_SIZE bytes, all kept, until half a round fails
+ * (the suite's case_frag.c does the same through the layer). */
+static void fill_one(bc_ctx &c, u32 n, int rounds) {
+  u32 size = BP_FILL_ONE_SIZE, no_round = 0;
+  std::vector<u64> host(n);
+  bc_heap_fresh(c);
+  u32 *errors = dev_alloc<u32>(1);
+  std::vector<u64 *> rp;
+  u64 live_bytes = 0;
+  double t_first = 0, t_last = 0, fill_last = 0;
+  int ok = 1;
+  for (int r = 0; r < rounds; r++) {
+    u32 seed = 2000u + (u32)r;
+    rp.push_back(dev_alloc<u64>(n));
+    double fill = (double)live_bytes / (double)c.heap;
+    double t = launch(c, k_malloc, n, 0, 0, rp[r], n, size, 0u, 1u, seed);
+    dev_read(host.data(), rp[r], n);
+    u64 nulls = 0, rlo = 0, rhi = 0;
+    for (u64 p : host)
+      nulls += p == 0;
+    if (check_blocks("fragmentation fill_one", host.data(), n, size, 0, 1, seed, 0, &rlo, &rhi) <
+        0) {
+      ok = 0;
+      break;
+    }
+    live_bytes += (n - nulls) * (u64)size;
+    char param[16];
+    snprintf(param, sizeof param, "%d", r);
+    bc_row("fragmentation", "fill_one", size, n, param, "malloc_time", "ms", t, t, 1, n);
+    bc_row("fragmentation", "fill_one", size, n, param, "fill", "fraction", fill, fill, 1, n);
+    bc_row("fragmentation", "fill_one", size, n, param, "nulls", "count", (double)nulls,
+           (double)nulls, 1, n);
+    if (r == 0)
+      t_first = t;
+    t_last = t;
+    fill_last = fill;
+    if (nulls >= n / 2)
+      break;
+  }
+  if (ok) {
+    std::vector<block> live;
+    for (size_t r = 0; r < rp.size(); r++) {
+      dev_read(host.data(), rp[r], n);
+      for (u32 i = 0; i < n; i++)
+        if (host[i])
+          live.push_back(block{host[i], size});
+    }
+    ok = check_disjoint("fragmentation fill_one (blocks kept)", live) == 0;
+  }
+  for (u64 *p : rp) {
+    launch(c, k_free, n, 0, 0, p, n, no_round, errors);
+    cudaFree(p);
+  }
+  if (ok && read_u32(errors))
+    bc_fail("fragmentation fill_one: blocks lost their contents before free");
+  else if (ok)
+    bc_progress("fragmentation",
+                "fill_one: %zu rounds of %u B, heap %.0f %% full before the last, malloc "
+                "%.3f ms in round 0, %.3f ms in the last (%.2fx)",
+                rp.size(), size, 100 * fill_last, t_first, t_last,
+                t_first > 0 ? t_last / t_first : 0);
+  cudaFree(errors);
+}
+
 void bc_case_fragmentation(bc_ctx &c) {
   u32 n;
   int steady_rounds, fill_rounds;
@@ -728,4 +792,6 @@ void bc_case_fragmentation(bc_ctx &c) {
                 "%.3f ms in round 0, %.3f ms in the last (%.2fx)",
                 rp.size(), 100 * fill_last, t_first, t_last, t_first > 0 ? t_last / t_first : 0);
   cudaFree(errors);
+  if (ok)
+    fill_one(c, n, fill_rounds);
 }

@@ -5,7 +5,9 @@
  *           rounds (an allocator that reuses memory keeps it flat);
  *   fill    rounds of N mallocs of which half are kept (bc_kept), until half a round fails or
  *           the rounds run out: malloc time per round against how full the heap is (the
- *           slowdown curve), NULLs, the range touched.
+ *           slowdown curve), NULLs, the range touched;
+ *   fill_one  rounds of N mallocs of BP_FILL_ONE_SIZE bytes, all kept, until half a round
+ *           fails: the slowdown curve of one size class, without holes.
  * Each round runs once (it changes the heap). Checks: no NULL in the steady rounds, blocks of
  * a round disjoint, every block kept over the fill rounds disjoint from the others, ids intact
  * at free, the heap empty at the end.
@@ -21,6 +23,15 @@ static void row(const char *kernel, uint32_t n, int round, const char *metric, c
   char param[16];
   snprintf(param, sizeof param, "%d", round);
   bs_row r = {kernel, BP_FRAG_MAX, n, param, metric, unit, v, v, 1, ops};
+  bs_out_row("fragmentation", &r);
+}
+
+/* A row of the one-size fill (its size in the size column). */
+static void row1(uint32_t size, uint32_t n, int round, const char *metric, const char *unit,
+                 double v) {
+  char param[16];
+  snprintf(param, sizeof param, "%d", round);
+  bs_row r = {"fill_one", size, n, param, metric, unit, v, v, 1, n};
   bs_out_row("fragmentation", &r);
 }
 
@@ -157,6 +168,72 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
   free(rp);
 }
 
+static void fill_one_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors,
+                            uint64_t *host) {
+  cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free");
+  uint32_t size = BP_FILL_ONE_SIZE, mixed = 0, k = 1, no_round = 0;
+  cl_mem *rp = calloc((size_t)rounds, sizeof *rp);
+  bs_block *live = NULL;
+  uint64_t live_bytes = 0;
+  double t_first = 0, t_last = 0, fill_last = 0;
+  int done_rounds = 0, ok = 1;
+  bs_heap_reset(s);
+  bs_fill_zero(s, errors, 4);
+  for (int r = 0; r < rounds; r++) {
+    uint32_t seed = 2000u + (uint32_t)r;
+    rp[r] = bs_buffer(s, (size_t)n * 8);
+    double fill = (double)live_bytes / (double)s->heap_usable;
+    bs_args(km, ARG(rp[r]), ARG(n), ARG(size), ARG(mixed), ARG(k), ARG(seed), (size_t)0);
+    double t = bs_launch(s, km, n, 0);
+    bs_read(s, rp[r], (size_t)n * 8, host);
+    uint64_t rlo = 0, rhi = 0, nulls = 0;
+    for (uint32_t i = 0; i < n; i++)
+      nulls += host[i] == 0;
+    if (bs_check_blocks("fragmentation fill_one", host, n, size, mixed, k, seed, 0, &rlo, &rhi) <
+        0) {
+      ok = 0;
+      break;
+    }
+    live_bytes += (uint64_t)(n - nulls) * size;
+    row1(size, n, r, "malloc_time", "ms", t);
+    row1(size, n, r, "fill", "fraction", fill);
+    row1(size, n, r, "nulls", "count", (double)nulls);
+    if (r == 0)
+      t_first = t;
+    t_last = t;
+    fill_last = fill;
+    done_rounds = r + 1;
+    if (nulls >= n / 2)
+      break;
+  }
+  size_t count = 0; /* every block of every round disjoint from the others */
+  if (ok) {
+    live = malloc((size_t)done_rounds * n * sizeof *live + 1);
+    for (int r = 0; r < done_rounds; r++) {
+      bs_read(s, rp[r], (size_t)n * 8, host);
+      for (uint32_t i = 0; i < n; i++)
+        if (host[i])
+          live[count++] = (bs_block){host[i], size};
+    }
+    ok = bs_check_disjoint("fragmentation fill_one (blocks kept)", live, count) == 0;
+  }
+  for (int r = 0; r < rounds && rp[r]; r++) {
+    bs_args(kf, ARG(rp[r]), ARG(n), ARG(no_round), ARG(errors), (size_t)0);
+    bs_launch(s, kf, n, 0);
+    clReleaseMemObject(rp[r]);
+  }
+  if (ok && !check_errors(s, errors, "fragmentation fill_one"))
+    ok = bs_check_heap_empty(s, "fragmentation fill_one", 0) == 0;
+  if (ok)
+    bs_progress("fragmentation",
+                "fill_one: %d rounds of %u blocks of %u B, all kept: heap %.0f %% full before "
+                "the last, malloc %.3f ms in round 0, %.3f ms in the last (%.2fx)",
+                done_rounds, n, size, 100 * fill_last, t_first, t_last,
+                t_first > 0 ? t_last / t_first : 0);
+  free(live);
+  free(rp);
+}
+
 void bs_case_fragmentation(bs_session *s) {
   uint32_t n;
   int steady_rounds, fill_round_count;
@@ -165,6 +242,7 @@ void bs_case_fragmentation(bs_session *s) {
   uint64_t *host = malloc((size_t)n * 8);
   steady(s, n, steady_rounds, errors, host);
   fill_rounds(s, n, fill_round_count, errors, host);
+  fill_one_rounds(s, n, fill_round_count, errors, host);
   free(host);
   clReleaseMemObject(errors);
 }
