@@ -168,8 +168,7 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
   free(rp);
 }
 
-static void fill_one_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors,
-                            uint64_t *host) {
+static void fill_one_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, uint64_t *host) {
   cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free");
   uint32_t size = BP_FILL_ONE_SIZE, mixed = 0, k = 1, no_round = 0;
   cl_mem *rp = calloc((size_t)rounds, sizeof *rp);
