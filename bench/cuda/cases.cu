@@ -620,6 +620,9 @@ static void frag_row(const char *kernel, u32 n, int round, const char *metric, c
  * (the suite's case_frag.c does the same through the layer). */
 static void fill_one(bc_ctx &c, u32 n, int rounds) {
   u32 size = BP_FILL_ONE_SIZE, no_round = 0;
+  u64 fit = c.heap / ((u64)n * size); /* rounds the heap holds, and the full one */
+  if ((u64)rounds < fit + 2)
+    rounds = (int)fit + 2;
   std::vector<u64> host(n);
   bc_heap_fresh(c);
   u32 *errors = dev_alloc<u32>(1);
@@ -627,7 +630,8 @@ static void fill_one(bc_ctx &c, u32 n, int rounds) {
   u64 live_bytes = 0;
   double t_first = 0, t_last = 0, fill_last = 0;
   int ok = 1;
-  for (int r = 0; r < rounds; r++) {
+  double start = bc_now_us();
+  for (int r = 0; r < rounds && bp_budget_left(c.plan, (bc_now_us() - start) / 1e6); r++) {
     u32 seed = 2000u + (u32)r;
     rp.push_back(dev_alloc<u64>(n));
     double fill = (double)live_bytes / (double)c.heap;
@@ -692,7 +696,9 @@ void bc_case_fragmentation(bc_ctx &c) {
   u64 *ptrs = dev_alloc<u64>(n), lo = ~0ull, hi = 0;
   double first = 0, last = 0;
   int ok = 1;
-  for (int r = 0; r < steady_rounds && ok; r++) {
+  double start = bc_now_us();
+  for (int r = 0; r < steady_rounds && ok && bp_budget_left(c.plan, (bc_now_us() - start) / 1e6);
+       r++) {
     u32 seed = (u32)r;
     double t = launch(c, k_malloc, n, 0, 0, ptrs, n, smax, 1u, 1u, seed);
     dev_read(host.data(), ptrs, n);
@@ -723,6 +729,8 @@ void bc_case_fragmentation(bc_ctx &c) {
                 "steady: range touched %.2f MiB after round 0, %.2f MiB after "
                 "round %d",
                 first / 1048576, last / 1048576, steady_rounds - 1);
+  if (ok)
+    fill_one(c, n, fill_rounds);
   /* fill */
   cudaFree(errors);
   bc_heap_fresh(c);
@@ -732,7 +740,9 @@ void bc_case_fragmentation(bc_ctx &c) {
   lo = ~0ull;
   hi = 0;
   double t_first = 0, t_last = 0, fill_last = 0;
-  for (int r = 0; r < fill_rounds && ok; r++) {
+  start = bc_now_us();
+  for (int r = 0; r < fill_rounds && ok && bp_budget_left(c.plan, (bc_now_us() - start) / 1e6);
+       r++) {
     u32 seed = 1000u + (u32)r, keep = (u32)r + 1;
     rp.push_back(dev_alloc<u64>(n));
     double fill = (double)live_bytes / (double)c.heap;
@@ -792,6 +802,4 @@ void bc_case_fragmentation(bc_ctx &c) {
                 "%.3f ms in round 0, %.3f ms in the last (%.2fx)",
                 rp.size(), 100 * fill_last, t_first, t_last, t_first > 0 ? t_last / t_first : 0);
   cudaFree(errors);
-  if (ok)
-    fill_one(c, n, fill_rounds);
 }

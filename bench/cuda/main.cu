@@ -32,7 +32,8 @@ static const char usage[] =
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions after one warm-up\n"
     "  --budget SECONDS        cases 1-3: a soft time limit per case (shapes reached after it\n"
-    "                          are skipped, passes after the first stop; default none)\n"
+    "                          are skipped, passes after the first stop; default none); case 5:\n"
+    "                          each of its three parts starts no round after it\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default all)\n"
     "  --probe                 exit 0 if a CUDA device is usable, 2 if not\n";
 

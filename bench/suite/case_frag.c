@@ -8,7 +8,8 @@
  *           slowdown curve), NULLs, the range touched;
  *   fill_one  rounds of N mallocs of BP_FILL_ONE_SIZE bytes, all kept, until half a round
  *           fails: the slowdown curve of one size class, without holes.
- * Each round runs once (it changes the heap). Checks: no NULL in the steady rounds, blocks of
+ * Each round runs once (it changes the heap); with a time budget (--budget) each of the three
+ * stops starting rounds once it spent it (CUDA's malloc takes seconds a round as its heap fills). Checks: no NULL in the steady rounds, blocks of
  * a round disjoint, every block kept over the fill rounds disjoint from the others, ids intact
  * at free, the heap empty at the end.
  */
@@ -48,9 +49,10 @@ static void steady(bs_session *s, uint32_t n, int rounds, cl_mem errors, uint64_
   cl_mem ptrs = bs_buffer(s, (size_t)n * 8);
   uint64_t lo = UINT64_MAX, hi = 0;
   double first = 0, last = 0;
+  double start = bs_now_us();
   bs_heap_reset(s);
   bs_fill_zero(s, errors, 4);
-  for (int r = 0; r < rounds; r++) {
+  for (int r = 0; r < rounds && bp_budget_left(s->plan, (bs_now_us() - start) / 1e6); r++) {
     uint32_t seed = (uint32_t)r;
     bs_args(km, ARG(ptrs), ARG(n), ARG(smax), ARG(mixed), ARG(k), ARG(seed), (size_t)0);
     double t = bs_launch(s, km, n, 0);
@@ -90,9 +92,10 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
   uint64_t lo = UINT64_MAX, hi = 0, live_bytes = 0;
   double t_first = 0, t_last = 0, fill_last = 0;
   int done_rounds = 0, ok = 1;
+  double start = bs_now_us();
   bs_heap_reset(s);
   bs_fill_zero(s, errors, 4);
-  for (int r = 0; r < rounds; r++) {
+  for (int r = 0; r < rounds && bp_budget_left(s->plan, (bs_now_us() - start) / 1e6); r++) {
     uint32_t seed = 1000u + (uint32_t)r, keep = (uint32_t)r + 1;
     rp[r] = bs_buffer(s, (size_t)n * 8);
     double fill = (double)live_bytes / (double)s->heap_usable;
@@ -171,14 +174,18 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
 static void fill_one_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, uint64_t *host) {
   cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free");
   uint32_t size = BP_FILL_ONE_SIZE, mixed = 0, k = 1, no_round = 0;
+  uint64_t fit = s->heap_usable / ((uint64_t)n * size); /* rounds the heap holds, + the full one */
+  if ((uint64_t)rounds < fit + 2)
+    rounds = (int)fit + 2;
   cl_mem *rp = calloc((size_t)rounds, sizeof *rp);
   bs_block *live = NULL;
   uint64_t live_bytes = 0;
   double t_first = 0, t_last = 0, fill_last = 0;
   int done_rounds = 0, ok = 1;
+  double start = bs_now_us();
   bs_heap_reset(s);
   bs_fill_zero(s, errors, 4);
-  for (int r = 0; r < rounds; r++) {
+  for (int r = 0; r < rounds && bp_budget_left(s->plan, (bs_now_us() - start) / 1e6); r++) {
     uint32_t seed = 2000u + (uint32_t)r;
     rp[r] = bs_buffer(s, (size_t)n * 8);
     double fill = (double)live_bytes / (double)s->heap_usable;
@@ -240,8 +247,8 @@ void bs_case_fragmentation(bs_session *s) {
   cl_mem errors = bs_buffer(s, 4);
   uint64_t *host = malloc((size_t)n * 8);
   steady(s, n, steady_rounds, errors, host);
-  fill_rounds(s, n, fill_round_count, errors, host);
   fill_one_rounds(s, n, fill_round_count, errors, host);
+  fill_rounds(s, n, fill_round_count, errors, host);
   free(host);
   clReleaseMemObject(errors);
 }
