@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 9u
+#define CLDM_HEAP_LAYOUT_VERSION 10u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -88,8 +88,11 @@ typedef uint64_t cldm_u64;
  * stamp row: word c is the stamp of the last search of class c's last resort that found
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
- * cldm_slab_final); in the row after it, word c's low 32 bits are the header's change count
- * that search saw (0 in the image). */
+ * cldm_slab_final); in the row after it, word c's low 32 bits are the header's count of fresh
+ * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image); in the last row, word c is class c's change count (low 32
+ * bits: slabs of the class installed, units given back) and its refills in progress (high 32
+ * bits), both 0 in the image: what the class's last resort watches, so that events of other
+ * classes do not send its search round again. */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
@@ -219,7 +222,8 @@ typedef struct cldm_heap_header {
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
   cldm_u32 pad2[12];  /* 144 [0]: returns of pages to the pool, a count that the last resort's
-                               stamps compare (CLDM_HDR_WORD_POOL_GIVES) */
+                               stamps compare (CLDM_HDR_WORD_POOL_GIVES); [1]: fresh spans
+                               installed as current slabs (CLDM_HDR_WORD_INSTALLS) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -238,6 +242,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_POOL_GIVES 36u /* pad2[0]: returns of pages to the pool */
+#define CLDM_HDR_WORD_INSTALLS 37u   /* pad2[1]: fresh spans installed (what a flush can end) */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
