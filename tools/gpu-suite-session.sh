@@ -10,11 +10,11 @@
 # Environment: CLDM_SESSION_OCL_CASES (default 1,4,6,8: CUDA's malloc takes minutes for cases
 # 1, 4 and 6 at 2^20 work-items), CLDM_SESSION_CUDA_CASES (default 2,3,5,7),
 # CLDM_SESSION_AB_CASES (default 5,6), CLDM_SESSION_BUDGET (the suite's --budget, default 20 s:
-# cases 1-3 and each part of case 5).
+# cases 1-3 and each part of case 5). A list set empty skips its step.
 set -u
 pack=$1 out=$2
-ocl_cases=${CLDM_SESSION_OCL_CASES:-1,4,6,8} cuda_cases=${CLDM_SESSION_CUDA_CASES:-2,3,5,7}
-ab_cases=${CLDM_SESSION_AB_CASES:-5,6} budget=${CLDM_SESSION_BUDGET:-20}
+ocl_cases=${CLDM_SESSION_OCL_CASES-1,4,6,8} cuda_cases=${CLDM_SESSION_CUDA_CASES-2,3,5,7}
+ab_cases=${CLDM_SESSION_AB_CASES-5,6} budget=${CLDM_SESSION_BUDGET:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -26,13 +26,17 @@ head -1 "$p/REVISION" > "$res/revision.txt"
 timeout 130 sh "$p/run-tests.sh" -p "$p" -o "$res/tests" -k device_alloc -t 60 -T 110 \
   > "$res/tests.log" 2>&1
 tail -1 "$res/tests.log"
-CLDM_SUITE_RUN_OPTS=--no-cuda timeout 150 sh "$p/run-bench.sh" -p "$p" -o "$res/opencl" -n 0 \
-  -s full -C 80 -b "$budget" -- --cases "$ocl_cases" > "$res/opencl.log" 2>&1
-tail -1 "$res/opencl.log"
-timeout 270 sh "$p/run-bench.sh" -p "$p" -o "$res/cuda" -n 0 -s full -C 110 -b "$budget" \
-  -- --cases "$cuda_cases" > "$res/cuda.log" 2>&1
-tail -1 "$res/cuda.log"
-if [ -n "$(ls "$p/alt" 2>/dev/null)" ]; then
+if [ -n "$ocl_cases" ]; then
+  CLDM_SUITE_RUN_OPTS=--no-cuda timeout 150 sh "$p/run-bench.sh" -p "$p" -o "$res/opencl" -n 0 \
+    -s full -C 80 -b "$budget" -- --cases "$ocl_cases" > "$res/opencl.log" 2>&1
+  tail -1 "$res/opencl.log"
+fi
+if [ -n "$cuda_cases" ]; then
+  timeout 270 sh "$p/run-bench.sh" -p "$p" -o "$res/cuda" -n 0 -s full -C 110 -b "$budget" \
+    -- --cases "$cuda_cases" > "$res/cuda.log" 2>&1
+  tail -1 "$res/cuda.log"
+fi
+if [ -n "$ab_cases" ] && [ -n "$(ls "$p/alt" 2>/dev/null)" ]; then
   timeout 150 sh "$root/tools/gpu-suite-ab.sh" "$p" "$res/ab" "$ab_cases" 60 > "$res/ab.txt" 2>&1
   grep -a "fill\|oom" "$res/ab.txt" | head -20
 fi
