@@ -144,7 +144,7 @@ typedef uint64_t cldm_u64;
  * a bit set), then its index, pool_words words with a bit per page (bit set: the page may be
  * the head of a slab of the class with at least CLDM_ROOM_MIN free slots nobody holds). Hints,
  * never the truth: the head's descriptor decides. */
-#define CLDM_ROOM_MIN 2u        /* free slots that put a slab into its class's index */
+#define CLDM_ROOM_MIN 1u        /* free slots that put a slab into its class's index */
 #define CLDM_ROOM_TOP_WORDS 16u /* the classes' mask: 3 words used, a line of its own */
 
 /* Words of a row's summary, for a pool of `pool_words` words. */
