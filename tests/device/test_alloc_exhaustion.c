@@ -192,6 +192,61 @@ static uint64_t slot_bytes(const cldm_dtest_heap *heap, const uint64_t *offs, si
   return bytes;
 }
 
+static cldm_heap_header read_image(const cldm_dtest_heap *heap, unsigned char **img);
+static uint32_t *room_row(unsigned char *img, const cldm_heap_header *hd, uint32_t c);
+
+/* What the heap image says of class c when a test finds fewer holes than it freed, for the
+ * log: its slabs, their free slots by count (slots - units) and by bitmap (clear bits), the
+ * unissued tickets of its current slabs, units that neither explain (0 in a quiet heap), its
+ * marks in the room index, and its last resort's stamp against the counts it compares
+ * (cldm_slab.clh). */
+static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  uint32_t slots = cldm_class_slots(c, hd.num_pages), slabs = 0, marks = 0;
+  const uint32_t *descs = (const uint32_t *)(img + hd.descs_offset);
+  const uint64_t *w = (const uint64_t *)(img + hd.w_offset);
+  uint64_t by_count = 0, by_bits = 0, tickets = 0, current = 0, search = 0;
+  for (uint32_t p = 0; p < hd.num_pages; p++) {
+    if (descs[p] >> 24 != c + 1u)
+      continue;
+    const uint32_t *bm =
+        (const uint32_t *)(img + hd.bitmaps_offset) + (size_t)p * CLDM_SLOT_BITMAP_WORDS;
+    uint32_t set = 0;
+    for (uint32_t k = 0; k < slots; k++)
+      set += (bm[k / 32] >> (k % 32)) & 1u;
+    slabs++;
+    by_count += slots - (descs[p] & CLDM_DESC_COUNT_MASK);
+    by_bits += slots - set;
+  }
+  for (uint32_t s = 0; s < hd.num_shards; s++) {
+    uint64_t v = w[(size_t)s * CLDM_W_ROW_WORDS + c];
+    uint32_t page = (uint32_t)v & ~CLDM_W_SEARCH, tick = (uint32_t)(v >> 32);
+    if (page < hd.num_pages && tick < slots) {
+      current++;
+      search += ((uint32_t)v & CLDM_W_SEARCH) != 0;
+      tickets += slots - tick;
+    }
+  }
+  uint32_t ns = cldm_room_summary_words(hd.pool_words);
+  const uint32_t *row = room_row(img, &hd, c);
+  for (uint32_t k = 0; k < hd.pool_words; k++)
+    for (uint32_t bits = row[ns + k]; bits; bits &= bits - 1)
+      marks++;
+  const uint64_t *crow = w + (size_t)hd.num_shards * CLDM_W_ROW_WORDS;
+  uint64_t stamp = crow[CLDM_W_ROW_WORDS + c], changes = crow[3 * CLDM_W_ROW_WORDS + c];
+  const uint32_t *hw = (const uint32_t *)img;
+  printf("class %u B: %u slabs, %llu free by count, %llu by bits, %llu unissued tickets in %llu "
+         "current slabs (%llu in search mode), %lld units unexplained, %u marks; stamp room %u "
+         "gives %u (room %u, gives %u), changes %u, refills %u\n",
+         cldm_class_bytes(c), slabs, (unsigned long long)by_count, (unsigned long long)by_bits,
+         (unsigned long long)tickets, (unsigned long long)current, (unsigned long long)search,
+         (long long)by_bits - (long long)by_count - (long long)tickets, marks, (uint32_t)stamp,
+         (uint32_t)(stamp >> 32), (uint32_t)(crow[c] >> 32), hw[CLDM_HDR_WORD_POOL_GIVES],
+         (uint32_t)changes, (uint32_t)(changes >> 32));
+  free(img);
+}
+
 static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size_t nclasses) {
   uint32_t pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
   size_t cap = 0, per = 0;
@@ -258,7 +313,14 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
      * held by concurrent calls, and as many of the larger's requests found none: the smaller
      * class's holes it left are all still there */
     size_t left = nulls2 = freed - again;
-    printf("holes: %zu requests of the larger class got NULL after borrowing\n", left);
+    size_t null_of[2] = {0, 0};
+    for (size_t i = 0; i < n; i++)
+      null_of[s2[i] == class_sizes[0] ? 0 : 1] += o2[i] == CLDM_DTEST_NULL_OFF;
+    printf("holes: %zu requests of the larger class got NULL after borrowing (%zu of %u B, %zu "
+           "of %u B)\n",
+           left, null_of[0], class_sizes[0], null_of[1], class_sizes[1]);
+    for (size_t k = 0; k < nclasses; k++)
+      class_audit(heap, cldm_class_of(class_sizes[k]));
     for (size_t i = 0; i < left; i++)
       s2[n + i] = class_sizes[0] < class_sizes[1] ? class_sizes[0] : class_sizes[1];
     run_malloc(heap, s2 + n, o2 + n, left, 1);
@@ -266,6 +328,9 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
       again += o2[n + i] != CLDM_DTEST_NULL_OFF;
     n += left;
   }
+  if (again < freed)
+    for (size_t k = 0; k < nclasses; k++)
+      class_audit(heap, cldm_class_of(class_sizes[k]));
   assert_int_equal(again, freed); /* every hole found */
   if (nclasses == 1) {            /* the heap was full, and is again */
     assert_int_equal(got, per);
