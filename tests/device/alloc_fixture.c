@@ -51,6 +51,32 @@ uint64_t expected_bytes(uint64_t size) {
   return (size + CLDM_PAGE_BYTES - 1) / CLDM_PAGE_BYTES * CLDM_PAGE_BYTES;
 }
 
+uint64_t held_bytes(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+                    size_t n) {
+  cldm_heap_header hd;
+  cldm_dtest_read(&g_env, heap->buf, sizeof hd, &hd);
+  unsigned char *img = malloc(hd.image_bytes);
+  cldm_dtest_read(&g_env, heap->buf, hd.image_bytes, img);
+  const uint32_t *descs = (const uint32_t *)(img + hd.descs_offset);
+  uint64_t base = first_page_offset(heap), bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (offs[i] == CLDM_DTEST_NULL_OFF || sizes[i] == 0)
+      continue;
+    if (sizes[i] > CLDM_MAX_CLASS_BYTES) { /* a run of its own */
+      bytes += expected_bytes(sizes[i]);
+      continue;
+    }
+    uint32_t page = (uint32_t)((offs[i] - base) / CLDM_PAGE_BYTES), kind = descs[page] >> 24;
+    if (kind > CLDM_DESC_KIND_SPAN_TAIL0 && kind < CLDM_DESC_KIND_SPAN_TAIL0 + 8u)
+      kind = descs[page - (kind - CLDM_DESC_KIND_SPAN_TAIL0)] >> 24;
+    assert_true(kind >= 1 && kind <= CLDM_NUM_CLASSES);
+    assert_true(cldm_class_bytes(kind - 1) >= sizes[i]);
+    bytes += cldm_class_bytes(kind - 1);
+  }
+  free(img);
+  return bytes;
+}
+
 uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
                        size_t n, uint64_t *kept) {
   uint32_t num_pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);

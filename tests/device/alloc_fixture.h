@@ -69,6 +69,11 @@ void require_module(void);
 uint64_t first_page_offset(const cldm_dtest_heap *heap);
 /* Bytes the allocator holds for a malloc of `size` (what bytes_in_use counts). */
 uint64_t expected_bytes(uint64_t size);
+/* Bytes in use that the non-NULL allocations (offs[i], sizes[i] bytes) hold: runs by their
+ * pages, slots by the class of their slab as the page descriptors say (a request whose class was
+ * full may have borrowed a larger class's slot, cldm_slab_borrow). */
+uint64_t held_bytes(const cldm_dtest_heap *heap, const uint32_t *sizes, const uint64_t *offs,
+                    size_t n);
 /* Bytes of the pages that the non-NULL allocations (offs[i], sizes[i] bytes, made by one launch
  * on an empty heap) hold: each distinct span of the slabs they lie in, each run. *kept: the
  * bytes of those slabs that stay held once the blocks are freed, the current slabs with

@@ -93,10 +93,7 @@ static void test_exhaustion_mixed(void **state) {
   assert_true(nulls > 0);
   size_t got = check_disjoint(&heap, offs, sizes, N);
   assert_int_equal(got + nulls, N);
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < N; i++)
-    if (offs[i] != CLDM_DTEST_NULL_OFF)
-      bytes += expected_bytes(sizes[i]);
+  uint64_t bytes = held_bytes(&heap, sizes, offs, N); /* (requests may have borrowed) */
   assert_stats(&heap, bytes, got, nulls, 0);
   printf("mixed sizes: %zu of %d requests fit, %.1f %% of the usable heap in use\n", got, N,
          100.0 * (double)bytes / (double)heap.usable_bytes);
@@ -160,38 +157,6 @@ static void test_run_across_words(void **state) {
   free(sizes);
 }
 
-/* Holes in a heap whose pool is dry (cldm_slab.clh: partly used slabs made current again in
- * search mode, the final path): fill an 8 MiB heap with one class, free every other block
- * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
- * every one must succeed (NULL only when full), none may overlap a kept block, and one more
- * of each class must fail. For 16 B, 256 B and 4 KiB, then with two classes interleaved, every
- * other block of each freed (the holes of 48 B slabs are no use to 64 B requests); each class
- * asks for more than the whole heap holds of it, since how the classes share the pages depends
- * on the order in which the device runs the calls. */
-/* Bytes of the slots that the blocks at offs (NULL offsets skipped) occupy, by their slabs'
- * classes as the page descriptors say. */
-static uint64_t slot_bytes(const cldm_dtest_heap *heap, const uint64_t *offs, size_t n) {
-  cldm_heap_header hd;
-  cldm_dtest_read(&g_env, heap->buf, sizeof hd, &hd);
-  uint32_t *descs = malloc(4 * (size_t)hd.num_pages);
-  unsigned char *img = malloc(hd.image_bytes);
-  cldm_dtest_read(&g_env, heap->buf, hd.image_bytes, img);
-  memcpy(descs, img + hd.descs_offset, 4 * (size_t)hd.num_pages);
-  uint64_t base = first_page_offset(heap), bytes = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (offs[i] == CLDM_DTEST_NULL_OFF)
-      continue;
-    uint32_t page = (uint32_t)((offs[i] - base) / CLDM_PAGE_BYTES), kind = descs[page] >> 24;
-    if (kind > CLDM_DESC_KIND_SPAN_TAIL0 && kind < CLDM_DESC_KIND_SPAN_TAIL0 + 8u)
-      kind = descs[page - (kind - CLDM_DESC_KIND_SPAN_TAIL0)] >> 24;
-    assert_true(kind >= 1 && kind <= CLDM_NUM_CLASSES);
-    bytes += cldm_class_bytes(kind - 1);
-  }
-  free(descs);
-  free(img);
-  return bytes;
-}
-
 static cldm_heap_header read_image(const cldm_dtest_heap *heap, unsigned char **img);
 static uint32_t *room_row(unsigned char *img, const cldm_heap_header *hd, uint32_t c);
 
@@ -247,6 +212,14 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   free(img);
 }
 
+/* Holes in a heap whose pool is dry (cldm_slab.clh: partly used slabs made current again in
+ * search mode, the final path): fill an 8 MiB heap with one class, free every other block
+ * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
+ * every one must succeed (NULL only when full), none may overlap a kept block, and one more
+ * of each class must fail. For 16 B, 256 B and 4 KiB, then with two classes interleaved, every
+ * other block of each freed (the holes of 48 B slabs are no use to 64 B requests); each class
+ * asks for more than the whole heap holds of it, since how the classes share the pages depends
+ * on the order in which the device runs the calls. */
 static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size_t nclasses) {
   uint32_t pages = (uint32_t)(heap->usable_bytes / CLDM_PAGE_BYTES);
   size_t cap = 0, per = 0;
@@ -293,13 +266,15 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   /* with two classes the smaller may have borrowed slots of the larger when it was full
    * (cldm_slab_borrow): bytes in use count the slots held */
   if (nclasses > 1)
-    kept_bytes = slot_bytes(heap, offs, requests);
+    kept_bytes = held_bytes(heap, sizes, offs, requests);
   assert_stats(heap, kept_bytes, kept, failed0 + (requests - got), 0);
   /* as many of each class as were freed of it: every one must succeed; then, with one class,
    * (a launch of its own) one more must fail. With two, the heap may still hold slots of a
    * class after that class saw NULL: the other class's last resort, running later, ends the
    * epochs of the current slabs of the first (cldm_slab_flush), whose unissued tickets become
-   * holes, or pages if nobody drew from the slab. */
+   * holes, or pages if nobody drew from the slab. And 48 B blocks that the first launch put
+   * into 64 B slots (borrowed) leave 64 B holes: the 48 B requests must borrow them, from the
+   * index or from W's tickets where a 64 B slab made current again holds them. */
   size_t n = 0;
   for (size_t k = 0; k < nclasses; k++)
     for (uint64_t j = 0; j < freed_of[k]; j++)
@@ -309,16 +284,16 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   for (size_t i = 0; i < n; i++)
     again += o2[i] != CLDM_DTEST_NULL_OFF;
   if (nclasses > 1 && again < freed) {
-    /* the smaller class borrowed holes of the larger (cldm_slab_borrow) while its own were
-     * held by concurrent calls, and as many of the larger's requests found none: the smaller
-     * class's holes it left are all still there */
+    /* a request that borrowed a slot (cldm_slab_borrow) took a hole of the other class, or a
+     * hole was held by concurrent calls when a request looked (a borrower's pin, a ticket being
+     * drawn): the holes left are all still there, and the smaller class's requests can take
+     * any of them (they borrow the larger's) */
     size_t left = nulls2 = freed - again;
     size_t null_of[2] = {0, 0};
     for (size_t i = 0; i < n; i++)
       null_of[s2[i] == class_sizes[0] ? 0 : 1] += o2[i] == CLDM_DTEST_NULL_OFF;
-    printf("holes: %zu requests of the larger class got NULL after borrowing (%zu of %u B, %zu "
-           "of %u B)\n",
-           left, null_of[0], class_sizes[0], null_of[1], class_sizes[1]);
+    printf("holes: %zu requests got NULL while holes were held (%zu of %u B, %zu of %u B)\n", left,
+           null_of[0], class_sizes[0], null_of[1], class_sizes[1]);
     for (size_t k = 0; k < nclasses; k++)
       class_audit(heap, cldm_class_of(class_sizes[k]));
     for (size_t i = 0; i < left; i++)
@@ -617,6 +592,77 @@ static void test_room_index(void **state) {
   free(sizes);
 }
 
+/* Unissued tickets of class c's current slabs (W's words of the class), from the heap image. */
+static uint64_t current_tickets(const cldm_dtest_heap *heap, uint32_t c) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  uint32_t slots = cldm_class_slots(c, hd.num_pages);
+  const uint64_t *w = (const uint64_t *)(img + hd.w_offset);
+  uint64_t tickets = 0;
+  for (uint32_t s = 0; s < hd.num_shards; s++) {
+    uint64_t v = w[(size_t)s * CLDM_W_ROW_WORDS + c];
+    uint32_t page = (uint32_t)v & ~CLDM_W_SEARCH, tick = (uint32_t)(v >> 32);
+    if (page < hd.num_pages && tick < slots)
+      tickets += slots - tick;
+  }
+  free(img);
+  return tickets;
+}
+
+/* Borrowing from tickets (cldm_slab_borrow, spec 2.1): the free slots of a slab made current
+ * again are its W word's tickets, and its room mark is gone. A heap full of 32 B blocks with
+ * every other one freed, one 32 B malloc (its refill makes a slab with holes current again, its
+ * free slots tickets), the room index wiped: the only free slots a 16 B request can have are
+ * those tickets, and every one of them must be served (on the H200, 48 B requests got NULL while
+ * 154 free 64 B slots were tickets, before borrowers drew them). */
+static void test_borrow_tickets(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES), marked, others, hidden;
+  uint32_t c32 = cldm_class_of(32);
+  size_t cap = (size_t)pages * cldm_class_slots(c32, pages), requests = cap + 16;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 32, requests, offs, sizes), cap);
+  size_t n = 0;
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 32) % 2) {
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  run_free_offs(&heap, gone, n);
+  uint64_t one = malloc_one(&heap, 32);
+  assert_true(one != CLDM_DTEST_NULL_OFF);
+  uint64_t tickets = current_tickets(&heap, c32);
+  assert_true(tickets > 0);
+  room_census(&heap, c32, 2, &marked, &others, &hidden); /* every mark wiped */
+  size_t k = (size_t)tickets + 8;
+  uint64_t *got = malloc(k * 8);
+  uint32_t *small = malloc(k * 4);
+  for (size_t i = 0; i < k; i++)
+    small[i] = 16;
+  run_malloc(&heap, small, got, k, 1);
+  size_t served = check_disjoint(&heap, got, small, k);
+  printf("borrowing from tickets: %zu of %zu 16 B requests served by %llu tickets of 32 B slots\n",
+         served, k, (unsigned long long)tickets);
+  assert_int_equal(served, tickets);
+  for (size_t i = 0; i < k; i++)
+    if (got[i] != CLDM_DTEST_NULL_OFF)
+      assert_int_equal((got[i] - first_page_offset(&heap)) % 32, 0);
+  assert_int_equal(current_tickets(&heap, c32), 0);
+  run_free_offs(&heap, got, k);
+  run_free_offs(&heap, &one, 1);
+  run_free_offs(&heap, offs, requests);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(gone);
+  free(sizes);
+  free(got);
+  free(small);
+}
+
 /* Borrowing (cldm_slab_borrow, spec 2.1): a heap full of 32 B blocks with every other one
  * freed has no slab of 16 B and no page: 16 B requests take the 32 B holes, every one of them
  * (32 B is within twice 16 B), and then get NULL; 48 B requests do too (the holes are smaller);
@@ -707,6 +753,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
       cmocka_unit_test(test_stamps_end_with_room), cmocka_unit_test(test_pool_summary),
       cmocka_unit_test(test_room_index),           cmocka_unit_test(test_borrow),
+      cmocka_unit_test(test_borrow_tickets),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
 }
