@@ -23,6 +23,20 @@ static size_t fill_class(const cldm_dtest_heap *heap, uint32_t size, size_t requ
   return got;
 }
 
+/* Frees every other slot of the blocks at offs (the odd slots of `size`-byte slabs, so that no
+ * slab empties), NULLing them there, in one launch; returns how many it freed (gone: scratch). */
+static size_t free_odd_slots(const cldm_dtest_heap *heap, uint32_t size, uint64_t *offs,
+                             size_t requests, uint64_t *gone) {
+  size_t n = 0;
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / size) % 2) {
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  run_free_offs(heap, gone, n);
+  return n;
+}
+
 /* For every size class: fill a 1 MiB heap to exhaustion (NULLs returned, counted as failures),
  * measure utilisation, free everything, fill again (same count: no capacity lost). Classes up
  * to 4 KiB must use at least 95 % of the usable heap. Also 16 B, 256 B, 4 KiB in 8 MiB. */
@@ -158,7 +172,38 @@ static void test_run_across_words(void **state) {
 }
 
 static cldm_heap_header read_image(const cldm_dtest_heap *heap, unsigned char **img);
-static uint32_t *room_row(unsigned char *img, const cldm_heap_header *hd, uint32_t c);
+static void room_census(const cldm_dtest_heap *heap, uint32_t c, int poison, uint32_t *marked,
+                        uint32_t *others, uint32_t *hidden);
+
+/* Unissued tickets of class c's current slabs (W's words of the class) in a heap image; the
+ * slabs that hold them in *current, those in search mode in *search. */
+static uint64_t image_tickets(const unsigned char *img, const cldm_heap_header *hd, uint32_t c,
+                              uint32_t *current, uint32_t *search) {
+  uint32_t slots = cldm_class_slots(c, hd->num_pages);
+  const uint64_t *w = (const uint64_t *)(img + hd->w_offset);
+  uint64_t tickets = 0;
+  *current = *search = 0;
+  for (uint32_t s = 0; s < hd->num_shards; s++) {
+    uint64_t v = w[(size_t)s * CLDM_W_ROW_WORDS + c];
+    uint32_t page = (uint32_t)v & ~CLDM_W_SEARCH, tick = (uint32_t)(v >> 32);
+    if (page < hd->num_pages && tick < slots) {
+      ++*current;
+      *search += ((uint32_t)v & CLDM_W_SEARCH) != 0;
+      tickets += slots - tick;
+    }
+  }
+  return tickets;
+}
+
+/* The same of the heap as it is now. */
+static uint64_t current_tickets(const cldm_dtest_heap *heap, uint32_t c) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  uint32_t current, search;
+  uint64_t tickets = image_tickets(img, &hd, c, &current, &search);
+  free(img);
+  return tickets;
+}
 
 /* What the heap image says of class c when a test finds fewer holes than it freed, for the
  * log: its slabs, their free slots by count (slots - units) and by bitmap (clear bits), the
@@ -171,7 +216,7 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   uint32_t slots = cldm_class_slots(c, hd.num_pages), slabs = 0, marks = 0;
   const uint32_t *descs = (const uint32_t *)(img + hd.descs_offset);
   const uint64_t *w = (const uint64_t *)(img + hd.w_offset);
-  uint64_t by_count = 0, by_bits = 0, tickets = 0, current = 0, search = 0;
+  uint64_t by_count = 0, by_bits = 0;
   for (uint32_t p = 0; p < hd.num_pages; p++) {
     if (descs[p] >> 24 != c + 1u)
       continue;
@@ -184,28 +229,17 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
     by_count += slots - (descs[p] & CLDM_DESC_COUNT_MASK);
     by_bits += slots - set;
   }
-  for (uint32_t s = 0; s < hd.num_shards; s++) {
-    uint64_t v = w[(size_t)s * CLDM_W_ROW_WORDS + c];
-    uint32_t page = (uint32_t)v & ~CLDM_W_SEARCH, tick = (uint32_t)(v >> 32);
-    if (page < hd.num_pages && tick < slots) {
-      current++;
-      search += ((uint32_t)v & CLDM_W_SEARCH) != 0;
-      tickets += slots - tick;
-    }
-  }
-  uint32_t ns = cldm_room_summary_words(hd.pool_words);
-  const uint32_t *row = room_row(img, &hd, c);
-  for (uint32_t k = 0; k < hd.pool_words; k++)
-    for (uint32_t bits = row[ns + k]; bits; bits &= bits - 1)
-      marks++;
+  uint32_t current, search, others, hidden;
+  uint64_t tickets = image_tickets(img, &hd, c, &current, &search);
+  room_census(heap, c, 0, &marks, &others, &hidden);
   const uint64_t *crow = w + (size_t)hd.num_shards * CLDM_W_ROW_WORDS;
   uint64_t stamp = crow[CLDM_W_ROW_WORDS + c], changes = crow[3 * CLDM_W_ROW_WORDS + c];
   const uint32_t *hw = (const uint32_t *)img;
-  printf("class %u B: %u slabs, %llu free by count, %llu by bits, %llu unissued tickets in %llu "
-         "current slabs (%llu in search mode), %lld units unexplained, %u marks; stamp room %u "
+  printf("class %u B: %u slabs, %llu free by count, %llu by bits, %llu unissued tickets in %u "
+         "current slabs (%u in search mode), %lld units unexplained, %u marks; stamp room %u "
          "gives %u (room %u, gives %u), changes %u, refills %u\n",
          cldm_class_bytes(c), slabs, (unsigned long long)by_count, (unsigned long long)by_bits,
-         (unsigned long long)tickets, (unsigned long long)current, (unsigned long long)search,
+         (unsigned long long)tickets, current, search,
          (long long)by_bits - (long long)by_count - (long long)tickets, marks, (uint32_t)stamp,
          (uint32_t)(stamp >> 32), (uint32_t)(crow[c] >> 32), hw[CLDM_HDR_WORD_POOL_GIVES],
          (uint32_t)changes, (uint32_t)(changes >> 32));
@@ -560,14 +594,8 @@ static void test_room_index(void **state) {
   uint32_t *sizes = malloc(requests * 4);
   for (int poison = 0; poison < 3; poison++) {
     assert_int_equal(fill_class(&heap, 256, requests, offs, sizes), cap);
-    size_t n = 0;
-    for (size_t i = 0; i < requests; i++)
-      if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 256) % 2) {
-        gone[n++] = offs[i];
-        offs[i] = CLDM_DTEST_NULL_OFF;
-      }
+    size_t n = free_odd_slots(&heap, 256, offs, requests, gone);
     assert_int_equal(n, cap / 2);
-    run_free_offs(&heap, gone, n);
     room_census(&heap, c, poison, &marked, &others, &hidden);
     if (!poison) {
       printf("room index after freeing half of every 256 B slab: %u of %u slabs marked, %u "
@@ -592,23 +620,6 @@ static void test_room_index(void **state) {
   free(sizes);
 }
 
-/* Unissued tickets of class c's current slabs (W's words of the class), from the heap image. */
-static uint64_t current_tickets(const cldm_dtest_heap *heap, uint32_t c) {
-  unsigned char *img;
-  cldm_heap_header hd = read_image(heap, &img);
-  uint32_t slots = cldm_class_slots(c, hd.num_pages);
-  const uint64_t *w = (const uint64_t *)(img + hd.w_offset);
-  uint64_t tickets = 0;
-  for (uint32_t s = 0; s < hd.num_shards; s++) {
-    uint64_t v = w[(size_t)s * CLDM_W_ROW_WORDS + c];
-    uint32_t page = (uint32_t)v & ~CLDM_W_SEARCH, tick = (uint32_t)(v >> 32);
-    if (page < hd.num_pages && tick < slots)
-      tickets += slots - tick;
-  }
-  free(img);
-  return tickets;
-}
-
 /* Borrowing from tickets (cldm_slab_borrow, spec 2.1): the free slots of a slab made current
  * again are its W word's tickets, and its room mark is gone. A heap full of 32 B blocks with
  * every other one freed, one 32 B malloc (its refill makes a slab with holes current again, its
@@ -625,13 +636,7 @@ static void test_borrow_tickets(void **state) {
   uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8);
   uint32_t *sizes = malloc(requests * 4);
   assert_int_equal(fill_class(&heap, 32, requests, offs, sizes), cap);
-  size_t n = 0;
-  for (size_t i = 0; i < requests; i++)
-    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 32) % 2) {
-      gone[n++] = offs[i];
-      offs[i] = CLDM_DTEST_NULL_OFF;
-    }
-  run_free_offs(&heap, gone, n);
+  free_odd_slots(&heap, 32, offs, requests, gone);
   uint64_t one = malloc_one(&heap, 32);
   assert_true(one != CLDM_DTEST_NULL_OFF);
   uint64_t tickets = current_tickets(&heap, c32);
@@ -681,14 +686,8 @@ static void test_borrow(void **state) {
   uint32_t *sizes = malloc(requests * 4), *small = malloc(4 * (requests + 8) * 4);
   uint64_t failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
   assert_int_equal(fill_class(&heap, 32, requests, offs, sizes), cap);
-  size_t n = 0;
-  for (size_t i = 0; i < requests; i++)
-    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / 32) % 2) {
-      gone[n++] = offs[i];
-      offs[i] = CLDM_DTEST_NULL_OFF;
-    }
+  size_t n = free_odd_slots(&heap, 32, offs, requests, gone);
   assert_int_equal(n, cap / 2);
-  run_free_offs(&heap, gone, n);
   uint64_t failed = failed0 + (requests - cap);
   for (size_t i = 0; i < 4 * (n + 8); i++)
     small[i] = 16;
