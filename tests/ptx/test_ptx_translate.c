@@ -291,11 +291,15 @@ static void check_module_with(const char *dir, const char *name, unsigned featur
       fail_msg("%s: %s: hidden heap argument is \"%s\", not a global pointer", name, kr->name,
                last);
   }
-  /* fences are device-wide, work-item functions read the environment registers */
+  /* fences are device-wide (cl12: membar.gl; the nv variant orders its atomics with .gpu
+   * qualifiers, device/cl/cldm_atomic_nv.clh), work-item functions read the environment
+   * registers */
   if (strstr(ptx, "membar.cta"))
     fail_msg("%s: membar.cta in the PTX", name);
-  if (m.allocates)
+  if (m.allocates && !(features & CLDM_DEVICE_FEATURE_TARGET_PTX))
     assert_true(count(ptx, "membar.gl") > 0);
+  if (m.allocates && (features & CLDM_DEVICE_FEATURE_TARGET_PTX))
+    assert_true(count(ptx, ".gpu.global.") > 0); /* atom.{acquire,release,acq_rel}.gpu */
   if (strstr(ptx, "%ctaid.") && !strstr(ptx, "%envreg"))
     fail_msg("%s: a group id without the environment registers (libclc's work-item "
              "functions)",
@@ -406,7 +410,9 @@ static void test_allocator_test_kernels(void **state) {
 }
 
 /* The NVPTX allocator in a lowered module: a warp's calls combined (match.any, shfl, redux,
- * ballot), W's 64-bit fetch-and-add and exchange as relaxed atom.global, device-wide fences. */
+ * ballot), W's 64-bit fetch-and-add (acquire) and exchange (acq_rel) with their orders at GPU
+ * scope, a bitmap take (acquire) and free (release) likewise, and no membar.gl
+ * (cldm_atomic_nv.clh). */
 static void test_nvptx_allocator(void **state) {
   (void)state;
   module m;
@@ -414,12 +420,14 @@ static void test_nvptx_allocator(void **state) {
   char *ptx = translate_ok(m.spv, m.size, &h200, NULL, "lists.spv (nv)");
   static const char *const want[] = {
       "match.any.sync.b32", "shfl.sync.idx.b32",   "redux.sync.add",       "vote.sync.ballot.b32",
-      "activemask.b32",     "atom.global.add.u64", "atom.global.exch.b64", "%smid",
-      "membar.gl"};
+      "activemask.b32",     "atom.acquire.gpu.global.add.u64",
+      "atom.acq_rel.gpu.global.exch.b64", "atom.acquire.gpu.global.or.b32",
+      "atom.release.gpu.global.and.b32", "fence.acq_rel.gpu", "%smid"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     if (!strstr(ptx, want[i]))
       fail_msg("lists.spv with the nv variant: no %s in the PTX", want[i]);
   assert_null(strstr(ptx, "membar.cta"));
+  assert_null(strstr(ptx, "membar.gl"));
   assert_null(strstr(ptx, ".extern"));
   assert_int_equal(count(ptx, ".entry "), 2);
   free(ptx);
