@@ -418,11 +418,17 @@ static void test_nvptx_allocator(void **state) {
   module m;
   load_module(&m, CLDM_TEST_EXAMPLES_SPV, "lists.spv", NV);
   char *ptx = translate_ok(m.spv, m.size, &h200, NULL, "lists.spv (nv)");
-  static const char *const want[] = {
-      "match.any.sync.b32", "shfl.sync.idx.b32",   "redux.sync.add",       "vote.sync.ballot.b32",
-      "activemask.b32",     "atom.acquire.gpu.global.add.u64",
-      "atom.acq_rel.gpu.global.exch.b64", "atom.acquire.gpu.global.or.b32",
-      "atom.release.gpu.global.and.b32", "fence.acq_rel.gpu", "%smid"};
+  static const char *const want[] = {"match.any.sync.b32",
+                                     "shfl.sync.idx.b32",
+                                     "redux.sync.add",
+                                     "vote.sync.ballot.b32",
+                                     "activemask.b32",
+                                     "atom.acquire.gpu.global.add.u64",
+                                     "atom.acq_rel.gpu.global.exch.b64",
+                                     "atom.acquire.gpu.global.or.b32",
+                                     "atom.release.gpu.global.and.b32",
+                                     "fence.acq_rel.gpu",
+                                     "%smid"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     if (!strstr(ptx, want[i]))
       fail_msg("lists.spv with the nv variant: no %s in the PTX", want[i]);
