@@ -8,7 +8,10 @@
  *   grow with the heap, cldm_class_shards; CLDM_BENCH_KEEP_HEAP=1 runs every size of a module
  *   on one heap, the largest any of them needs, reset only when it is created, so that each
  *   size finds the heap as the sizes before it left it, as in the suite's cases;
- *   CLDM_BENCH_CENSUS=1 prints what the heap holds after each launch, census.c)
+ *   CLDM_BENCH_CENSUS=1 prints what the heap holds after each launch, census.c;
+ *   CLDM_BENCH_LOCAL=N launches work-groups of N work-items instead of DT_LOCAL_SIZE (the suite
+ *   uses 256); CLDM_BENCH_WRITE=1 times k_malloc_write, which also writes each block's first
+ *   word, as the suite's kernels do, instead of k_malloc)
  *
  * For each module and each size (16 B, 256 B, 4 KiB): every work-item of one launch calls
  * cldm_malloc(size) (k_malloc), then every work-item of a second launch frees its pointer
@@ -42,7 +45,10 @@ static double run_profiled(cldm_dtest_env *env, cl_command_queue q, cl_kernel k,
   cl_uint nargs, count = (cl_uint)n;
   DT_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL));
   DT_CHECK(clSetKernelArg(k, nargs - 1, sizeof count, &count));
-  size_t local = DT_LOCAL_SIZE, global = (n + local - 1) / local * local;
+  size_t local = DT_LOCAL_SIZE;
+  if (getenv("CLDM_BENCH_LOCAL") && atoi(getenv("CLDM_BENCH_LOCAL")) > 0)
+    local = (size_t)atoi(getenv("CLDM_BENCH_LOCAL"));
+  size_t global = (n + local - 1) / local * local;
   cl_event ev;
   DT_CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev));
   DT_CHECK(clWaitForEvents(1, &ev));
@@ -153,7 +159,9 @@ int main(int argc, char **argv) {
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_command_queue q = clCreateCommandQueueWithProperties(env.ctx, env.device, props, &err);
     DT_CHECK(err);
-    cl_kernel km = cldm_dtest_kernel(&env, "k_malloc"), kf = cldm_dtest_kernel(&env, "k_free");
+    int write = getenv("CLDM_BENCH_WRITE") && atoi(getenv("CLDM_BENCH_WRITE"));
+    cl_kernel km = cldm_dtest_kernel(&env, write ? "k_malloc_write" : "k_malloc"),
+              kf = cldm_dtest_kernel(&env, "k_free");
     cl_kernel kmf = cldm_dtest_kernel(&env, "k_malloc_free"),
               kb = cldm_dtest_kernel(&env, "k_bump");
     cl_mem ptrs = cldm_dtest_buffer(&env, n * 8, NULL);

@@ -17,6 +17,17 @@ kernel void k_malloc(global uchar *heap, uint size, global ulong *ptrs, uint n) 
     ptrs[i] = (ulong)(size_t)p;
 }
 
+/* k_malloc, and the block's first word written (the work-item's id), as the suite's kernels
+ * and their users do (CLDM_BENCH_WRITE). */
+kernel void k_malloc_write(global uchar *heap, uint size, global ulong *ptrs, uint n) {
+  uint i = get_global_id(0);
+  global uint *p = cldm_malloc(heap, i < n ? size : 0u);
+  if (i < n && p)
+    *p = i;
+  if (i < n)
+    ptrs[i] = (ulong)(size_t)p;
+}
+
 /* One cldm_free per work-item. */
 kernel void k_free(global uchar *heap, global const ulong *ptrs, uint n) {
   uint i = get_global_id(0);
