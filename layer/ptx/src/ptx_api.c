@@ -77,13 +77,33 @@ static void digest_overrides(void) {
   cldm_sha256_final(&s, overrides_digest);
 }
 
+/* Registers per thread of kernels that allocate (ptx_codegen.c, cap_registers):
+ * CLDM_PTX_MAXNREG if set (0: no cap), else CLDM_PTX_MAXNREG_DEFAULT. */
+static unsigned allocator_maxnreg(void) {
+  const char *e = getenv("CLDM_PTX_MAXNREG");
+  if (!e || !*e)
+    return CLDM_PTX_MAXNREG_DEFAULT;
+  char *end;
+  unsigned long v = strtoul(e, &end, 10);
+  return *end || v > 255 ? CLDM_PTX_MAXNREG_DEFAULT : (unsigned)v;
+}
+
 static void make_key(cldm_ptx_key *key, uint32_t *const *words, const size_t *num_words, size_t n,
-                     const char *libclc_identity, const char *sm, const char *isa, int optimize) {
+                     const char *libclc_identity, const char *sm, const char *isa, int optimize,
+                     unsigned maxnreg) {
   pthread_once(&digest_once, digest_overrides);
   cldm_sha256 s;
   cldm_sha256_init(&s);
-  const char *parts[] = {"cldm-ptx cache key 1", version_string, libclc_identity, sm, isa,
-                         optimize ? "O2" : "O0"};
+  char regs[16] = "";
+  if (maxnreg)
+    snprintf(regs, sizeof regs, "maxnreg %u", maxnreg);
+  const char *parts[] = {"cldm-ptx cache key 1",
+                         version_string,
+                         libclc_identity,
+                         sm,
+                         isa,
+                         optimize ? "O2" : "O0",
+                         regs};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     cldm_sha256_update(&s, parts[i], strlen(parts[i]) + 1);
   cldm_sha256_update(&s, overrides_digest, sizeof overrides_digest);
@@ -187,7 +207,8 @@ static cldm_ptx_status translate_modules(const void *const *spirv, const size_t 
   if (st)
     goto done;
   cldm_ptx_key key;
-  make_key(&key, words, num_words, n, libclc_id, sm, isa, optimize);
+  unsigned maxnreg = allocator_maxnreg();
+  make_key(&key, words, num_words, n, libclc_id, sm, isa, optimize, maxnreg);
   const char *from;
   if (cldm_ptx_cache_get(&key, ptx, ptx_size, &from)) {
     cldm_ptx_log_printf(&log, "cldm-ptx: cached translation (%s)\n", from);
@@ -210,7 +231,7 @@ static cldm_ptx_status translate_modules(const void *const *spirv, const size_t 
     goto done;
   double t0 = now_ms();
   pthread_mutex_lock(&translate_lock);
-  cldm_ptx_codegen_opts o = {sm, isa, optimize, NULL, 0};
+  cldm_ptx_codegen_opts o = {sm, isa, optimize, NULL, 0, maxnreg};
   st = cldm_ptx_libclc_load(&o.libclc, &o.libclc_size, NULL, 0, &log);
   if (!st)
     st = cldm_ptx_codegen((const uint32_t *const *)words, num_words, n, &o, ptx, ptx_size, &log);

@@ -250,6 +250,57 @@ static cldm_ptx_status check_resolved(LLVMModuleRef m, cldm_ptx_log *log) {
   return missing ? CLDM_PTX_E_LINK : CLDM_PTX_OK;
 }
 
+/* 1 if f calls (directly or through functions defined in the module) a cldm_target_*
+ * declaration: the kernel allocates. `seen` bounds the walk (each function once). */
+static int reaches_allocator(LLVMValueRef f, LLVMValueRef *seen, size_t *nseen, size_t cap) {
+  for (size_t i = 0; i < *nseen; i++)
+    if (seen[i] == f)
+      return 0;
+  if (*nseen == cap)
+    return 0;
+  seen[(*nseen)++] = f;
+  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(b); in; in = LLVMGetNextInstruction(in)) {
+      if (LLVMGetInstructionOpcode(in) != LLVMCall)
+        continue;
+      LLVMValueRef callee = LLVMGetCalledValue(in);
+      if (!callee || LLVMGetValueKind(callee) != LLVMFunctionValueKind)
+        continue;
+      size_t n;
+      const char *name = LLVMGetValueName2(callee, &n);
+      if (LLVMIsDeclaration(callee) ? n > 12 && !strncmp(name, "cldm_target_", 12)
+                                    : reaches_allocator(callee, seen, nseen, cap))
+        return 1;
+    }
+  return 0;
+}
+
+/* Step 6a: caps the registers of the kernels that allocate at `maxnreg` per thread (the
+ * "maxnreg" annotation, which the NVPTX back end emits as .maxnreg): the allocator's rare paths
+ * (refills, the last resort) need many registers, ptxas sizes the kernel for them, and
+ * occupancy falls with it (128 registers: 16 warps of an H100/H200 SM's 64); the fast path is a
+ * few atomics whose latency more warps hide. Before the allocator is linked (its entry points are
+ * declarations then). */
+static void cap_registers(LLVMContextRef ctx, LLVMModuleRef m, unsigned maxnreg) {
+  size_t cap = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    cap++;
+  LLVMValueRef *seen = malloc((cap ? cap : 1) * sizeof *seen);
+  if (!seen)
+    return;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t nseen = 0;
+    if (LLVMIsDeclaration(f) || !is_kernel(f) || !reaches_allocator(f, seen, &nseen, cap))
+      continue;
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(f), LLVMMDStringInContext2(ctx, "maxnreg", 7),
+                             LLVMValueAsMetadata(LLVMConstInt(i32, maxnreg, 0))};
+    LLVMAddNamedMetadataOperand(m, "nvvm.annotations",
+                                LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, md, 3)));
+  }
+  free(seen);
+}
+
 /* Step 7a: only the kernels stay visible. */
 static void internalise(LLVMModuleRef m) {
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
@@ -394,6 +445,8 @@ static void run_job(void *arg) {
   }
   j->stage = "linking";
   if (!st && wants_allocator(m)) { /* before the overrides: it calls some of them */
+    if (j->opts->maxnreg)
+      cap_registers(ctx, m, j->opts->maxnreg);
     size_t alloc_size;
     const unsigned char *alloc = cldm_ptx_allocator_bitcode(&alloc_size);
     st = link_bitcode(ctx, m, alloc, alloc_size, 0, "the NVPTX allocator", CLDM_PTX_E_LINK, log);

@@ -121,12 +121,19 @@ int cldm_ptx_run_recoverable(void (*fn)(void *), void *arg);
 
 /* ---- ptx_codegen.c -------------------------------------------------------------------- */
 
+/* Registers per thread that kernels which allocate may use (.maxnreg; 0: no cap), unless
+ * CLDM_PTX_MAXNREG says otherwise (ptx_api.c). */
+#ifndef CLDM_PTX_MAXNREG_DEFAULT
+#define CLDM_PTX_MAXNREG_DEFAULT 0u
+#endif
+
 typedef struct cldm_ptx_codegen_opts {
   const char *sm;  /* "sm_86" */
   const char *isa; /* "7.5" */
   int optimize;    /* 0: -cl-opt-disable */
   const void *libclc;
   size_t libclc_size; /* nvptx64--nvidiacl.bc */
+  unsigned maxnreg;   /* registers per thread of kernels that allocate (.maxnreg), 0: no cap */
 } cldm_ptx_codegen_opts;
 
 /* The whole LLVM part: `n` SPIR-V modules (checked, host order) -> PTX text (malloc'd). Several
