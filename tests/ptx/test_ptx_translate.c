@@ -440,6 +440,50 @@ static void test_nvptx_allocator(void **state) {
   free_module(&m);
 }
 
+/* The directives between entry `name`'s parameter list and its body (malloc'd), or NULL if the
+ * PTX has no such entry. */
+static char *entry_directives(const char *ptx, const char *name) {
+  char head[128];
+  snprintf(head, sizeof head, ".entry %s(", name);
+  const char *e = strstr(ptx, head);
+  if (!e)
+    return NULL;
+  const char *close = strstr(e, "\n)"), *body = close ? strstr(close, "\n{") : NULL;
+  if (!body)
+    return NULL;
+  return strndup(close, (size_t)(body - close));
+}
+
+/* CLDM_PTX_MAXNREG (spec 3.4, README "Knobs"): kernels that allocate get .maxnreg, the others
+ * not, and no kernel gets it without the variable (the default); the cap is part of the cache
+ * key, so a cached translation without it is not reused. */
+static void test_register_cap(void **state) {
+  (void)state;
+  module m;
+  load_module(&m, CLDM_TEST_E2E_KERNELS, "alloc_basic.spv", NV);
+  unsetenv("CLDM_PTX_MAXNREG");
+  char *plain = translate_ok(m.spv, m.size, &h200, NULL, "alloc_basic (nv)");
+  assert_null(strstr(plain, ".maxnreg"));
+  setenv("CLDM_PTX_MAXNREG", "80", 1);
+  char *capped = translate_ok(m.spv, m.size, &h200, NULL, "alloc_basic (nv), 80 registers");
+  unsetenv("CLDM_PTX_MAXNREG");
+  static const char *const allocating[] = {"fill", "fill_again", "release", "aligned_fill",
+                                           "variants"};
+  for (size_t i = 0; i < sizeof allocating / sizeof allocating[0]; i++) {
+    char *d = entry_directives(capped, allocating[i]);
+    if (!d || !strstr(d, ".maxnreg 80"))
+      fail_msg("entry %s: no .maxnreg 80 (%s)", allocating[i], d ? d : "no such entry");
+    free(d);
+  }
+  char *d = entry_directives(capped, "plain");
+  assert_non_null(d);
+  assert_null(strstr(d, ".maxnreg"));
+  free(d);
+  free(plain);
+  free(capped);
+  free_module(&m);
+}
+
 /* ---- work-item functions, address spaces, generic pointers -------------------------------- */
 
 static void test_workitem_registers(void **state) {
@@ -997,6 +1041,7 @@ int main(void) {
       cmocka_unit_test(test_e2e_kernels),
       cmocka_unit_test(test_allocator_test_kernels),
       cmocka_unit_test(test_nvptx_allocator),
+      cmocka_unit_test(test_register_cap),
       cmocka_unit_test(test_workitem_registers),
       cmocka_unit_test(test_address_spaces),
       cmocka_unit_test(test_generic_pointers),
