@@ -40,15 +40,14 @@ static void timing_add(timing *t, double s) {
   t->n++;
 }
 
+static size_t local_size = DT_LOCAL_SIZE; /* CLDM_BENCH_LOCAL */
+
 /* Runs k for n work-items on a profiling queue; returns the kernel's execution time (s). */
 static double run_profiled(cldm_dtest_env *env, cl_command_queue q, cl_kernel k, size_t n) {
   cl_uint nargs, count = (cl_uint)n;
   DT_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL));
   DT_CHECK(clSetKernelArg(k, nargs - 1, sizeof count, &count));
-  size_t local = DT_LOCAL_SIZE;
-  if (getenv("CLDM_BENCH_LOCAL") && atoi(getenv("CLDM_BENCH_LOCAL")) > 0)
-    local = (size_t)atoi(getenv("CLDM_BENCH_LOCAL"));
-  size_t global = (n + local - 1) / local * local;
+  size_t local = local_size, global = (n + local - 1) / local * local;
   cl_event ev;
   DT_CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev));
   DT_CHECK(clWaitForEvents(1, &ev));
@@ -129,6 +128,8 @@ int main(int argc, char **argv) {
     min_heap <<= shift;
   }
   verbose = getenv("CLDM_BENCH_VERBOSE") && atoi(getenv("CLDM_BENCH_VERBOSE"));
+  if (getenv("CLDM_BENCH_LOCAL") && atoi(getenv("CLDM_BENCH_LOCAL")) > 0)
+    local_size = (size_t)atoi(getenv("CLDM_BENCH_LOCAL"));
   with_census = getenv("CLDM_BENCH_CENSUS") && atoi(getenv("CLDM_BENCH_CENSUS"));
   int keep_heap = getenv("CLDM_BENCH_KEEP_HEAP") && atoi(getenv("CLDM_BENCH_KEEP_HEAP"));
   setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's in one log */

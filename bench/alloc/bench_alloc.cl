@@ -9,23 +9,25 @@
 extern global void *cldm_malloc(global void *heap, size_t size);
 extern void cldm_free(global void *heap, global void *ptr);
 
-/* One cldm_malloc(size) per work-item; the pointer is kept for k_free. */
-kernel void k_malloc(global uchar *heap, uint size, global ulong *ptrs, uint n) {
-  uint i = get_global_id(0);
-  global void *p = cldm_malloc(heap, i < n ? size : 0u);
-  if (i < n)
-    ptrs[i] = (ulong)(size_t)p;
-}
+/* One cldm_malloc(size) per work-item, the pointer kept for k_free; with `write`, the block's
+ * first word gets the work-item's id. A macro, not a function: each kernel's code stays its
+ * own, without a call the PTX route would keep. */
+#define MALLOC_ONE(write)                                                                          \
+  do {                                                                                             \
+    uint i = get_global_id(0);                                                                     \
+    global uint *p = cldm_malloc(heap, i < n ? size : 0u);                                         \
+    if ((write) && i < n && p)                                                                     \
+      *p = i;                                                                                      \
+    if (i < n)                                                                                     \
+      ptrs[i] = (ulong)(size_t)p;                                                                  \
+  } while (0)
 
-/* k_malloc, and the block's first word written (the work-item's id), as the suite's kernels
- * and their users do (CLDM_BENCH_WRITE). */
+kernel void k_malloc(global uchar *heap, uint size, global ulong *ptrs, uint n) { MALLOC_ONE(0); }
+
+/* k_malloc and the block written, as the suite's kernels and their users do
+ * (CLDM_BENCH_WRITE). */
 kernel void k_malloc_write(global uchar *heap, uint size, global ulong *ptrs, uint n) {
-  uint i = get_global_id(0);
-  global uint *p = cldm_malloc(heap, i < n ? size : 0u);
-  if (i < n && p)
-    *p = i;
-  if (i < n)
-    ptrs[i] = (ulong)(size_t)p;
+  MALLOC_ONE(1);
 }
 
 /* One cldm_free per work-item. */

@@ -46,15 +46,19 @@ const unsigned char *cldm_ptx_allocator_bitcode(size_t *size) {
   return cldm_ptx_allocator_bc;
 }
 
+/* 1 if f is a declaration of a function the NVPTX allocator defines (cldm_target_*). */
+static int is_allocator_import(LLVMValueRef f) {
+  size_t n;
+  const char *name = LLVMGetValueName2(f, &n);
+  return LLVMIsDeclaration(f) && n > 12 && !strncmp(name, "cldm_target_", 12);
+}
+
 /* 1 if m declares a function the NVPTX allocator defines (a module lowered with the "nv"
  * allocator variant calls cldm_target_*). */
 static int wants_allocator(LLVMModuleRef m) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
-    size_t n;
-    const char *name = LLVMGetValueName2(f, &n);
-    if (LLVMIsDeclaration(f) && n > 12 && !strncmp(name, "cldm_target_", 12))
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (is_allocator_import(f))
       return 1;
-  }
   return 0;
 }
 
@@ -266,9 +270,7 @@ static int reaches_allocator(LLVMValueRef f, LLVMValueRef *seen, size_t *nseen, 
       LLVMValueRef callee = LLVMGetCalledValue(in);
       if (!callee || LLVMGetValueKind(callee) != LLVMFunctionValueKind)
         continue;
-      size_t n;
-      const char *name = LLVMGetValueName2(callee, &n);
-      if (LLVMIsDeclaration(callee) ? n > 12 && !strncmp(name, "cldm_target_", 12)
+      if (LLVMIsDeclaration(callee) ? is_allocator_import(callee)
                                     : reaches_allocator(callee, seen, nseen, cap))
         return 1;
     }
