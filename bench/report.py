@@ -125,15 +125,16 @@ def sec_alloc(d, case, title, text, label):
         return ""
     g = lambda impl, kern, s, n, p: d.get(impl, case, kern, s, n, p, "time")
     head = [label[0], "N", "allocs", "malloc ms", "M/s", "÷ bump", "÷ prealloc", "free ms",
-            "m+f ms", "m+f ÷ bump"]
+            "free ÷ check", "m+f ms", "m+f ÷ bump"]
     rows = []
     for s, n, p in keys:
         m, f, mf = g("opencl", "malloc", s, n, p), g("opencl", "free", s, n, p), \
             g("opencl", "malloc_free", s, n, p)
         b, pre = g("opencl", "bump", s, n, p), g("opencl", "prealloc", s, n, p)
+        chk = g("opencl", "check", s, n, p)
         ops = d.ops("opencl", case, "malloc", s, n, p, "time")
         rows.append([label[1](s, n, p), str(n), str(ops), fmt(m), fmt(rate(ops, m), 1),
-                     ratio(m, b), ratio(m, pre), fmt(f), fmt(mf), ratio(mf, b)])
+                     ratio(m, b), ratio(m, pre), fmt(f), ratio(f, chk), fmt(mf), ratio(mf, b)])
     out = "## %s\n\n%s\n\n" % (title, text) + table(head, rows)
     if d.has_cuda:
         head = [label[0], "N", "malloc ms", "CUDA ms", "÷ CUDA", "free ms", "CUDA ms", "÷ CUDA",
@@ -655,7 +656,9 @@ def main():
                    % "; ".join("%s case(s) %s" % (impl, c) for impl, c in stopped))
     out.append("**Ratios** are time ratios A ÷ B of one run: above 1, A is slower. "
                "\"÷ bump\": against a bump-pointer kernel (one atomic_add per block, no reuse: the "
-               "ceiling); \"÷ prealloc\": against writing preallocated buffers (no allocation)"
+               "ceiling); \"÷ prealloc\": against writing preallocated buffers (no allocation); "
+               "\"free ÷ check\": the free launch against a launch that reads each block's first "
+               "word (the check of the ids before the free, in a launch of its own)"
                "%s.\n" % ("; \"÷ CUDA\": against CUDA's device malloc" if d.has_cuda else ""))
     fails = (m.get("failures") or "").strip()
     cfails = ((d.cuda_meta or {}).get("failures") or "").strip()
@@ -664,7 +667,8 @@ def main():
                    % "\n".join(x for x in (fails, cfails) if x))
     out.append(sec_alloc(d, "throughput", "1. Throughput",
                          "N work-items each malloc S bytes in one launch (malloc), free them in "
-                         "a second (free), and malloc + free in one (m+f). N is the largest "
+                         "a second (free; their ids are checked in a launch of its own before "
+                         "it, check), and malloc + free in one (m+f). N is the largest "
                          "power of two up to %s whose blocks fill at most half the heap."
                          % m.get("n_max"),
                          ("S", lambda s, n, p: size_str(s))))

@@ -134,7 +134,7 @@ struct batch {
   std::string param;
   u64 blocks = 0, units = 0;
   bool failed = false, skipped = false; /* skipped: the case's time budget was spent */
-  bc_series tm, tf, tmf, tb, tp;
+  bc_series tm, tf, tmf, tb, tp, tc;
   batch(const char *c, u32 s, u32 n_, u32 m, u32 k_, u32 seed_, const char *p)
       : case_name(c), size(s), n(n_), mixed(m), k(k_), seed(seed_), param(p) {
     for (u32 i = 0; i < n; i++)
@@ -148,7 +148,7 @@ struct batch {
 /* One repetition with buffers of its own (r < 0: the warm-up, not recorded; the baselines'
  * blocks are checked then), as run_rep of bench/suite/case_alloc.c. */
 static void run_rep(bc_ctx &c, batch &b, int r) {
-  u32 n = b.n, no_round = 0;
+  u32 n = b.n;
   u64 *ptrs = dev_alloc<u64>(n);
   unsigned char *arena = dev_alloc<unsigned char>((size_t)n * b.size);
   u32 *top = dev_alloc<u32>(1), *errors = dev_alloc<u32>(1);
@@ -161,11 +161,12 @@ static void run_rep(bc_ctx &c, batch &b, int r) {
   if (check_blocks(what, host.data(), n, b.size, b.mixed, b.k, b.seed, 1, NULL, NULL) < 0)
     goto done;
   {
-    double t_f = launch(c, k_free, n, 0, 0, ptrs, n, no_round, errors);
+    double t_c = launch(c, k_check, n, 0, 0, ptrs, n, errors);
     if (read_u32(errors)) {
       bc_fail("%s: %u blocks lost their contents before free", what, read_u32(errors));
       goto done;
     }
+    double t_f = launch(c, k_free_only, n, 0, 0, ptrs, n);
     double t_mf = launch(c, k_malloc_free, n, 0, 0, ptrs, n, b.size, b.mixed, b.k, b.seed);
     dev_read(host.data(), ptrs, n);
     for (u32 i = 0; i < n; i++)
@@ -189,6 +190,7 @@ static void run_rep(bc_ctx &c, batch &b, int r) {
       b.tmf.add(t_mf);
       b.tb.add(t_b);
       b.tp.add(t_p);
+      b.tc.add(t_c);
     }
     b.failed = false;
   }
@@ -206,11 +208,12 @@ static void report_batch(const batch &b) {
   bc_row_series(b.case_name, "malloc_free", b.size, b.n, p, "time", "ms", b.tmf, b.blocks);
   bc_row_series(b.case_name, "bump", b.size, b.n, p, "time", "ms", b.tb, b.blocks);
   bc_row_series(b.case_name, "prealloc", b.size, b.n, p, "time", "ms", b.tp, b.blocks);
+  bc_row_series(b.case_name, "check", b.size, b.n, p, "time", "ms", b.tc, b.blocks);
   bc_progress(b.case_name,
               "S=%-7u N=%-7u %s malloc %.3f ms free %.3f m+f %.3f | bump %.3f "
-              "prealloc %.3f | malloc/bump %.1fx",
+              "prealloc %.3f check %.3f | malloc/bump %.1fx",
               b.size, b.n, p, b.tm.best(), b.tf.best(), b.tmf.best(), b.tb.best(), b.tp.best(),
-              b.tb.best() > 0 ? b.tm.best() / b.tb.best() : 0);
+              b.tc.best(), b.tb.best() > 0 ? b.tm.best() / b.tb.best() : 0);
 }
 
 /* Repetitions interleaved across the batches of a case, a new heap at its start, each

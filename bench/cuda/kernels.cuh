@@ -31,6 +31,16 @@ __global__ void k_malloc(u64 *ptrs, u32 n, u32 size, u32 mixed, u32 k, u32 seed)
   ptrs[i] = (u64)(uintptr_t)p;
 }
 
+/* k_free_only of alloc.cl: frees ptrs[i] and reads nothing of the block (cases 1-3). */
+__global__ void k_free_only(u64 *ptrs, u32 n) {
+  u32 i = gid();
+  if (i >= n)
+    return;
+  void *p = (void *)(uintptr_t)ptrs[i];
+  if (p)
+    free(p);
+}
+
 __global__ void k_free(u64 *ptrs, u32 n, u32 keep_round, u32 *errors) {
   u32 i = gid();
   if (i >= n)
@@ -154,6 +164,16 @@ __global__ void k_bump(unsigned char *arena, u32 *top, u64 *ptrs, u32 n, u32 siz
     *p = i;
   }
   ptrs[i] = (u64)(uintptr_t)p;
+}
+
+/* k_check of base.cl: block ptrs[i] still holds i (cases 1-3, before k_free_only). */
+__global__ void k_check(u64 *ptrs, u32 n, u32 *errors) {
+  u32 i = gid();
+  if (i >= n)
+    return;
+  u32 *p = (u32 *)(uintptr_t)ptrs[i];
+  if (p && *p != i)
+    atomicAdd(errors, 1u);
 }
 
 __global__ void k_prealloc(unsigned char *arena, u64 *ptrs, u32 n, u32 size, u32 mixed, u32 k,

@@ -3,12 +3,13 @@
  *   1 throughput  every work-item mallocs S bytes, S = 16 B .. 1 MiB;
  *   2 mixed       random sizes in [16, S_max], scaling in the number of work-items;
  *   3 divergent   only every k-th work-item allocates (k = 1, 2, 8, 32).
- * Each measurement times k_malloc (one launch), k_free (a second launch) and k_malloc_free
- * (malloc + free in one), next to the baselines k_bump (bump pointer: the ceiling) and
- * k_prealloc (preallocated buffer: no allocation) of the same shape, best of the plan's
- * repetitions after a warm-up, repetitions interleaved across the launch shapes of a case.
- * Every repetition is checked: no NULL, no overlapping blocks, the ids written into the blocks
- * intact at free, the heap empty afterwards.
+ * Each measurement times k_malloc (one launch), k_free_only (a second launch) and
+ * k_malloc_free (malloc + free in one), next to the baselines k_bump (bump pointer: the
+ * ceiling) and k_prealloc (preallocated buffer: no allocation) of the same shape, and k_check
+ * (the blocks' ids read back, in a launch between malloc and free: the free launch's shape
+ * without allocator), best of the plan's repetitions after a warm-up, repetitions interleaved
+ * across the launch shapes of a case. Every repetition is checked: no NULL, no overlapping
+ * blocks, the ids written into the blocks intact before their free, the heap empty afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ typedef struct batch {
   char param[16];
   uint64_t blocks, units; /* allocations, bump-pointer granules */
   int failed, skipped;    /* skipped: not run, the case's time budget was spent (--budget) */
-  bs_series tm, tf, tmf, tb, tp;
+  bs_series tm, tf, tmf, tb, tp, tc;
 } batch;
 
 #define ARG(x) sizeof(x), (const void *)&(x)
@@ -65,10 +66,10 @@ static void batch_init(batch *b, const char *case_name, uint32_t size, uint32_t 
 /* One repetition of the batch (r < 0: the warm-up, not recorded; the baselines' blocks are
  * checked then), with buffers of its own; marks the batch failed after a failed check. */
 static void run_rep(bs_session *s, batch *b, int r) {
-  cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free");
+  cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free_only");
   cl_kernel kmf = bs_kernel(s, "k_malloc_free"), kb = bs_kernel(s, "k_bump");
-  cl_kernel kp = bs_kernel(s, "k_prealloc");
-  uint32_t n = b->n, no_round = 0;
+  cl_kernel kp = bs_kernel(s, "k_prealloc"), kc = bs_kernel(s, "k_check");
+  uint32_t n = b->n;
   if (bs_trace())
     fprintf(stderr, "[trace] %s S=%u N=%u repetition %d\n", b->case_name, b->size, n, r);
   cl_mem ptrs = bs_buffer(s, (size_t)n * 8), arena = bs_buffer(s, (size_t)n * b->size);
@@ -79,7 +80,8 @@ static void run_rep(bs_session *s, batch *b, int r) {
            b->param);
   BS_CHECK(clSetKernelArg(km, 0, sizeof ptrs, &ptrs));
   shape_args(km, 1, b);
-  bs_args(kf, ARG(ptrs), ARG(n), ARG(no_round), ARG(errors), (size_t)0);
+  bs_args(kf, ARG(ptrs), ARG(n), (size_t)0);
+  bs_args(kc, ARG(ptrs), ARG(n), ARG(errors), (size_t)0);
   BS_CHECK(clSetKernelArg(kmf, 0, sizeof ptrs, &ptrs));
   shape_args(kmf, 1, b);
   bs_args(kb, ARG(arena), ARG(top), ARG(ptrs), (size_t)0);
@@ -91,11 +93,12 @@ static void run_rep(bs_session *s, batch *b, int r) {
   bs_read(s, ptrs, (size_t)n * 8, host);
   if (bs_check_blocks(what, host, n, b->size, b->mixed, b->k, b->seed, 1, NULL, NULL) < 0)
     goto done;
-  double t_f = bs_launch(s, kf, n, 0);
+  double t_c = bs_launch(s, kc, n, 0);
   if (bs_read_u32(s, errors)) {
     bs_fail("%s: %u blocks lost their contents before free", what, bs_read_u32(s, errors));
     goto done;
   }
+  double t_f = bs_launch(s, kf, n, 0);
   if (bs_check_heap_empty(s, what, 1))
     goto done;
   double t_mf = bs_launch(s, kmf, n, 0);
@@ -119,6 +122,7 @@ static void run_rep(bs_session *s, batch *b, int r) {
     bs_series_add(&b->tmf, t_mf);
     bs_series_add(&b->tb, t_b);
     bs_series_add(&b->tp, t_p);
+    bs_series_add(&b->tc, t_c);
   }
   b->failed = 0;
 done:
@@ -136,6 +140,7 @@ static void report_batch(batch *b) {
   bs_out_series(c, "malloc_free", b->size, b->n, b->param, "time", "ms", &b->tmf, b->blocks);
   bs_out_series(c, "bump", b->size, b->n, b->param, "time", "ms", &b->tb, b->blocks);
   bs_out_series(c, "prealloc", b->size, b->n, b->param, "time", "ms", &b->tp, b->blocks);
+  bs_out_series(c, "check", b->size, b->n, b->param, "time", "ms", &b->tc, b->blocks);
   double m = bs_series_best(&b->tm), bump = bs_series_best(&b->tb), pre = bs_series_best(&b->tp);
   char label[32] = "";
   if (b->mixed)
@@ -144,9 +149,10 @@ static void report_batch(batch *b) {
     snprintf(label, sizeof label, "k=%-2u ", b->k);
   bs_progress(c,
               "S=%-7u N=%-7u %smalloc %.3f ms (%.1f M/s) free %.3f m+f %.3f | "
-              "bump %.3f prealloc %.3f | malloc/bump %.1fx malloc/prealloc %.1fx",
+              "bump %.3f prealloc %.3f check %.3f | malloc/bump %.1fx malloc/prealloc %.1fx",
               b->size, b->n, label, m, (double)b->blocks / m / 1e3, bs_series_best(&b->tf),
-              bs_series_best(&b->tmf), bump, pre, bump > 0 ? m / bump : 0, pre > 0 ? m / pre : 0);
+              bs_series_best(&b->tmf), bump, pre, bs_series_best(&b->tc), bump > 0 ? m / bump : 0,
+              pre > 0 ? m / pre : 0);
 }
 
 /* The batches of one case, repetitions interleaved: pass r runs repetition r of every batch,
@@ -196,6 +202,7 @@ static void run_case(bs_session *s, batch *list, int count) {
     bs_series_free(&list[i].tmf);
     bs_series_free(&list[i].tb);
     bs_series_free(&list[i].tp);
+    bs_series_free(&list[i].tc);
   }
 }
 

@@ -181,7 +181,8 @@ void bs_out_series(const char *case_name, const char *kernel, uint64_t size, uin
                    uint64_t ops);
 
 /* ---- the cases ---- */
-/* Cases 1-3 (case_alloc.c): k_malloc / k_free / k_malloc_free next to k_bump and k_prealloc. */
+/* Cases 1-3 (case_alloc.c): k_malloc / k_free_only / k_malloc_free next to k_bump, k_prealloc
+ * and k_check. */
 void bs_case_throughput(bs_session *s);
 void bs_case_mixed(bs_session *s);
 void bs_case_divergent(bs_session *s);

@@ -20,7 +20,7 @@ fail() { echo "bench_smoke: $*" >&2; exit 1; }
 for c in throughput mixed divergent utilisation fragmentation oom workload overhead; do
   grep -q "^opencl,$c," "$out/opencl.csv" || fail "opencl.csv: no rows for case $c"
 done
-for k in malloc free malloc_free bump prealloc; do
+for k in malloc free malloc_free bump prealloc check; do
   grep -q "^opencl,throughput,$k," "$out/opencl.csv" || fail "opencl.csv: no throughput rows for $k"
 done
 grep -q '^opencl,overhead,noalloc,0,[0-9]*,nolayer,' "$out/opencl.csv" ||

@@ -5,8 +5,9 @@
  * work-items by `n` (launches are rounded up to whole work-groups).
  *
  * Every block gets the id of the work-item that allocated it in its first word; the kernels
- * that free blocks check it, so overlapping blocks show up as errors on the device too (the
- * host also sorts the addresses).
+ * that free blocks check it (k_free_only's blocks are checked by k_check of base.cl before),
+ * so overlapping blocks show up as errors on the device too (the host also sorts the
+ * addresses).
  */
 #include "bench_common.h"
 
@@ -43,6 +44,20 @@ kernel void k_free(global ulong *ptrs, uint n, uint keep_round, global uint *err
   free(p);
   if (keep_round)
     ptrs[i] = 0;
+}
+
+/* Cases 1-3: frees ptrs[i] (if not 0) for every i < n and nothing else, as allocator
+ * benchmarks time free (a free reads no byte of its block). The blocks' ids are checked by
+ * k_check of base.cl in a launch of its own before it: a read of each block's first word, which
+ * at 4 KiB blocks is one scattered access per work-item and cost more than the free itself
+ * (bench/README.md, "Timing"). */
+kernel void k_free_only(global ulong *ptrs, uint n) {
+  uint i = get_global_id(0);
+  if (i >= n)
+    return;
+  global void *p = (global void *)(size_t)ptrs[i];
+  if (p)
+    free(p);
 }
 
 /* malloc immediately followed by free in the same work-item; ptrs[i] records the block. */

@@ -4,8 +4,10 @@
  *   k_bump      the ceiling: one atomic_add on a 16-byte granule counter per block, no reuse;
  *   k_prealloc  no allocation: block i of a preallocated buffer, at i * size;
  * both with the same signature and per-block work (the work-item id written into the block's
- * first word) as k_malloc of alloc.cl, and the classic three-pass version of the list-building
- * workload (count, exclusive prefix sum, fill) with its bump-pointer variant.
+ * first word) as k_malloc of alloc.cl; k_check, the check of the blocks' ids before their free
+ * (a read of each block's first word, in the free launch's shape); and the classic three-pass
+ * version of the list-building workload (count, exclusive prefix sum, fill) with its
+ * bump-pointer variant.
  */
 #include "bench_common.h"
 
@@ -37,6 +39,18 @@ kernel void k_prealloc(global uchar *arena, global ulong *ptrs, uint n, uint siz
     *p = i;
   }
   ptrs[i] = (ulong)(size_t)p;
+}
+
+/* Cases 1-3: the check that precedes k_free_only (alloc.cl): block ptrs[i] (if not 0) must
+ * still hold i in its first word, else errors[0] grows. Also the read-only baseline of the free
+ * launch: the same launch shape touching every block once, allocating nothing. */
+kernel void k_check(global ulong *ptrs, uint n, global uint *errors) {
+  uint i = get_global_id(0);
+  if (i >= n)
+    return;
+  global uint *p = (global uint *)(size_t)ptrs[i];
+  if (p && *p != i)
+    atomic_inc(errors);
 }
 
 /* Case 7, pass 1: how many values each work-item emits. */
