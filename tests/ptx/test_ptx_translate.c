@@ -454,33 +454,52 @@ static char *entry_directives(const char *ptx, const char *name) {
   return strndup(close, (size_t)(body - close));
 }
 
-/* CLDM_PTX_MAXNREG (spec 3.4, README "Knobs"): kernels that allocate get .maxnreg, the others
- * not, and no kernel gets it without the variable (the default); the cap is part of the cache
- * key, so a cached translation without it is not reused. */
+/* Checks that entry `name` of ptx has the directive `want` (".maxnreg 112"), or no .maxnreg at
+ * all if want is NULL; fails the test with the entry's directives otherwise. */
+static void expect_cap(const char *ptx, const char *name, const char *want, const char *how) {
+  char *d = entry_directives(ptx, name);
+  if (!d)
+    fail_msg("%s: no entry %s", how, name);
+  const char *got = strstr(d, ".maxnreg");
+  int ok = want ? got && !strncmp(got, want, strlen(want)) &&
+                      (got[strlen(want)] == '\n' || got[strlen(want)] == ' ' || !got[strlen(want)])
+                : !got;
+  if (!ok)
+    fail_msg("%s: entry %s has directives \"%s\", %s expected", how, name, d,
+             want ? want : "no .maxnreg");
+  free(d);
+}
+
+/* The register cap (spec 3.4, README "Knobs"): kernels that can take memory get .maxnreg 112
+ * by default, CLDM_PTX_MAXNREG=N makes it N and 0 none; kernels that only free (release) or do
+ * not allocate (plain, check) never get one. The cap is part of the cache key, so a cached
+ * translation with another cap is not reused. */
 static void test_register_cap(void **state) {
   (void)state;
   module m;
   load_module(&m, CLDM_TEST_E2E_KERNELS, "alloc_basic.spv", NV);
-  unsetenv("CLDM_PTX_MAXNREG");
-  char *plain = translate_ok(m.spv, m.size, &h200, NULL, "alloc_basic (nv)");
-  assert_null(strstr(plain, ".maxnreg"));
-  setenv("CLDM_PTX_MAXNREG", "80", 1);
-  char *capped = translate_ok(m.spv, m.size, &h200, NULL, "alloc_basic (nv), 80 registers");
-  unsetenv("CLDM_PTX_MAXNREG");
-  static const char *const allocating[] = {"fill", "fill_again", "release", "aligned_fill",
-                                           "variants"};
-  for (size_t i = 0; i < sizeof allocating / sizeof allocating[0]; i++) {
-    char *d = entry_directives(capped, allocating[i]);
-    if (!d || !strstr(d, ".maxnreg 80"))
-      fail_msg("entry %s: no .maxnreg 80 (%s)", allocating[i], d ? d : "no such entry");
-    free(d);
+  static const char *const allocating[] = {"fill", "fill_again", "aligned_fill", "variants",
+                                           "many_args"};
+  static const char *const others[] = {"release", "plain", "check"};
+  static const struct {
+    const char *env, *want;
+  } runs[] = {{NULL, ".maxnreg 112"}, {"80", ".maxnreg 80"}, {"0", NULL}, {"", ".maxnreg 112"}};
+  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+    if (runs[r].env)
+      setenv("CLDM_PTX_MAXNREG", runs[r].env, 1);
+    else
+      unsetenv("CLDM_PTX_MAXNREG");
+    char how[64];
+    snprintf(how, sizeof how, "alloc_basic (nv), CLDM_PTX_MAXNREG=%s",
+             runs[r].env ? runs[r].env : "(unset)");
+    char *ptx = translate_ok(m.spv, m.size, &h200, NULL, how);
+    for (size_t i = 0; i < sizeof allocating / sizeof allocating[0]; i++)
+      expect_cap(ptx, allocating[i], runs[r].want, how);
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+      expect_cap(ptx, others[i], NULL, how);
+    free(ptx);
   }
-  char *d = entry_directives(capped, "plain");
-  assert_non_null(d);
-  assert_null(strstr(d, ".maxnreg"));
-  free(d);
-  free(plain);
-  free(capped);
+  unsetenv("CLDM_PTX_MAXNREG");
   free_module(&m);
 }
 

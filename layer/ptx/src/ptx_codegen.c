@@ -254,8 +254,17 @@ static cldm_ptx_status check_resolved(LLVMModuleRef m, cldm_ptx_log *log) {
   return missing ? CLDM_PTX_E_LINK : CLDM_PTX_OK;
 }
 
+/* 1 if f is an allocator entry that can take memory (every cldm_target_* but free). */
+static int is_allocating_import(LLVMValueRef f) {
+  size_t n;
+  const char *name = LLVMGetValueName2(f, &n);
+  return is_allocator_import(f) && strcmp(name, "cldm_target_free") != 0;
+}
+
 /* 1 if f calls (directly or through functions defined in the module) a cldm_target_*
- * declaration: the kernel allocates. `seen` bounds the walk (each function once). */
+ * declaration that can take memory: the kernel allocates (one that only frees does not: free
+ * is a few atomics, and its kernels' registers are few already). `seen` bounds the walk (each
+ * function once). */
 static int reaches_allocator(LLVMValueRef f, LLVMValueRef *seen, size_t *nseen, size_t cap) {
   for (size_t i = 0; i < *nseen; i++)
     if (seen[i] == f)
@@ -270,7 +279,7 @@ static int reaches_allocator(LLVMValueRef f, LLVMValueRef *seen, size_t *nseen, 
       LLVMValueRef callee = LLVMGetCalledValue(in);
       if (!callee || LLVMGetValueKind(callee) != LLVMFunctionValueKind)
         continue;
-      if (LLVMIsDeclaration(callee) ? is_allocator_import(callee)
+      if (LLVMIsDeclaration(callee) ? is_allocating_import(callee)
                                     : reaches_allocator(callee, seen, nseen, cap))
         return 1;
     }

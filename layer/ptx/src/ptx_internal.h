@@ -122,9 +122,12 @@ int cldm_ptx_run_recoverable(void (*fn)(void *), void *arg);
 /* ---- ptx_codegen.c -------------------------------------------------------------------- */
 
 /* Registers per thread that kernels which allocate may use (.maxnreg; 0: no cap), unless
- * CLDM_PTX_MAXNREG says otherwise (ptx_api.c). */
+ * CLDM_PTX_MAXNREG says otherwise (ptx_api.c). 112: ptxas (CUDA 13, sm_90) gives the suite's
+ * k_malloc 132 registers without a cap, so one work-group of 256 fits an SM's 65536 registers;
+ * at 112, two (bench/results/2026-12-03-nvidia-h200-free: malloc of 2^20 blocks of 16 B 0.085
+ * against 0.122 ms, no size slower). */
 #ifndef CLDM_PTX_MAXNREG_DEFAULT
-#define CLDM_PTX_MAXNREG_DEFAULT 0u
+#define CLDM_PTX_MAXNREG_DEFAULT 112u
 #endif
 
 typedef struct cldm_ptx_codegen_opts {
