@@ -10,11 +10,13 @@
 # Environment: CLDM_SESSION_OCL_CASES (default 1,4,6,8: CUDA's malloc takes minutes for cases
 # 1, 4 and 6 at 2^20 work-items), CLDM_SESSION_CUDA_CASES (default 2,3,5,7),
 # CLDM_SESSION_AB_CASES (default 5,6), CLDM_SESSION_BUDGET (the suite's --budget, default 20 s:
-# cases 1-3 and each part of case 5). A list set empty skips its step.
+# cases 1-3 and each part of case 5), CLDM_SESSION_TESTS (the tests' -k pattern, default
+# device_alloc). A list set empty skips its step.
 set -u
 pack=$1 out=$2
 ocl_cases=${CLDM_SESSION_OCL_CASES-1,4,6,8} cuda_cases=${CLDM_SESSION_CUDA_CASES-2,3,5,7}
 ab_cases=${CLDM_SESSION_AB_CASES-5,6} budget=${CLDM_SESSION_BUDGET:-20}
+tests=${CLDM_SESSION_TESTS-device_alloc}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -23,9 +25,11 @@ p=$work/cldm-gpu-pack res=$out/res
 mkdir -p "$res"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$res/gpu.txt" 2>&1
 head -1 "$p/REVISION" > "$res/revision.txt"
-timeout 130 sh "$p/run-tests.sh" -p "$p" -o "$res/tests" -k device_alloc -t 60 -T 110 \
-  > "$res/tests.log" 2>&1
-tail -1 "$res/tests.log"
+if [ -n "$tests" ]; then
+  timeout 130 sh "$p/run-tests.sh" -p "$p" -o "$res/tests" -k "$tests" -t 60 -T 110 \
+    > "$res/tests.log" 2>&1
+  tail -1 "$res/tests.log"
+fi
 if [ -n "$ocl_cases" ]; then
   CLDM_SUITE_RUN_OPTS=--no-cuda timeout 150 sh "$p/run-bench.sh" -p "$p" -o "$res/opencl" -n 0 \
     -s full -C 80 -b "$budget" -- --cases "$ocl_cases" > "$res/opencl.log" 2>&1
