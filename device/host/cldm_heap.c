@@ -25,7 +25,9 @@ _Static_assert((CLDM_HEAP_MAX_PAGES / 1024u + 1u + CLDM_W_POOL_FULL_WORDS - 1u) 
                        CLDM_W_POOL_FULL_WORDS <=
                    CLDM_SHARDS_MAX,
                "the shard rows hold the pool's summary");
-_Static_assert(CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u <= CLDM_W_DRY, "summary words");
+_Static_assert(CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u <= CLDM_W_GIVES &&
+                   CLDM_W_GIVES < CLDM_W_DRY,
+               "summary words, then the pool-give count's shards, then the shard's own words");
 
 static uint64_t cldm_heap_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 

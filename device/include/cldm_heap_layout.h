@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 10u
+#define CLDM_HEAP_LAYOUT_VERSION 11u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -88,7 +88,7 @@ typedef uint64_t cldm_u64;
  * stamp row: word c is the stamp of the last search of class c's last resort that found
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
- * cldm_slab_final); in the row after it, word c's low 32 bits are the header's count of fresh
+ * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the row after it, word c's low 32 bits are the header's count of fresh
  * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image); in the last row, word c is class c's change count (low 32
  * bits: slabs of the class installed, units given back) and its refills in progress (high 32
  * bits), both 0 in the image: what the class's last resort watches, so that events of other
@@ -101,6 +101,14 @@ typedef uint64_t cldm_u64;
  * hint; anything else: not). */
 #define CLDM_W_REUSE_CURSOR 78u
 #define CLDM_W_DRY 77u
+/* The pool-give count (returns of pages to the pool, which the last resort's stamps compare:
+ * device/cl/cldm_pool.clh, cldm_pool_given) in shards: the high half of word CLDM_W_GIVES of
+ * the first min(num_shards, CLDM_GIVE_SHARDS_MAX) rows (0 in the image), a give counted in the
+ * shard of its pool word. One word that every give updated was the cost of free at 1-4 KiB on
+ * the H200, where each 128-slot slab retires: 2^20 frees of 4 KiB blocks took 0.055 ms with it,
+ * 0.036 ms without (bench/results/2026-12-03-nvidia-h200-free). */
+#define CLDM_W_GIVES 76u
+#define CLDM_GIVE_SHARDS_MAX 32u
 /* Words CLDM_W_POOL_FULL .. + 3 of the shard rows (0 in the image) hold the pool's summary, 8
  * 32-bit words a row: summary word i (row i / 8, 32-bit word i % 8 from there) has bit j set if
  * pool word 32 i + j was seen with every page taken, a hint that lets searches of the pool skip
@@ -221,9 +229,9 @@ typedef struct cldm_heap_header {
                                the heap changed during its search (device/cl/cldm_slab.clh) */
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
-  cldm_u32 pad2[12];  /* 144 [0]: returns of pages to the pool, a count that the last resort's
-                               stamps compare (CLDM_HDR_WORD_POOL_GIVES); [1]: fresh spans
-                               installed as current slabs (CLDM_HDR_WORD_INSTALLS) */
+  cldm_u32 pad2[12];  /* 144 [0]: unused (the pool-give count was here; it is in the rows of
+                               W now, CLDM_W_GIVES); [1]: fresh spans installed as current slabs
+                               (CLDM_HDR_WORD_INSTALLS) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -241,7 +249,6 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
-#define CLDM_HDR_WORD_POOL_GIVES 36u /* pad2[0]: returns of pages to the pool */
 #define CLDM_HDR_WORD_INSTALLS 37u   /* pad2[1]: fresh spans installed (what a flush can end) */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
