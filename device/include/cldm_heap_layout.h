@@ -104,9 +104,12 @@ typedef uint64_t cldm_u64;
 /* The pool-give count (returns of pages to the pool, which the last resort's stamps compare:
  * device/cl/cldm_pool.clh, cldm_pool_given) in shards: the high half of word CLDM_W_GIVES of
  * the first min(num_shards, CLDM_GIVE_SHARDS_MAX) rows (0 in the image), a give counted in the
- * shard of its pool word. One word that every give updated was the cost of free at 1-4 KiB on
- * the H200, where each 128-slot slab retires: 2^20 frees of 4 KiB blocks took 0.055 ms with it,
- * 0.036 ms without (bench/results/2026-12-03-nvidia-h200-free). */
+ * shard of its pool word, so that the gives of the slabs that frees retire (2^20 frees of 4 KiB
+ * blocks retire 8192 slabs) do not all update one word. On the H200 the gives' two counts (this
+ * one and the held pages') were what free at 1-4 KiB cost over free at 16 B: 2^20 frees of
+ * 4 KiB blocks took 0.036 ms without them, 0.055 ms with them (a probe build); sharding this one
+ * left 0.054 ms (bench/results/2026-12-03-nvidia-h200-free): what remains is its release
+ * ordering and the held pages' single count, which the exact peak needs. */
 #define CLDM_W_GIVES 76u
 #define CLDM_GIVE_SHARDS_MAX 32u
 /* Words CLDM_W_POOL_FULL .. + 3 of the shard rows (0 in the image) hold the pool's summary, 8
@@ -249,7 +252,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
-#define CLDM_HDR_WORD_INSTALLS 37u   /* pad2[1]: fresh spans installed (what a flush can end) */
+#define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: fresh spans installed (what a flush can end) */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */

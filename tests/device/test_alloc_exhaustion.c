@@ -235,7 +235,7 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   const uint64_t *crow = w + (size_t)hd.num_shards * CLDM_W_ROW_WORDS;
   uint64_t stamp = crow[CLDM_W_ROW_WORDS + c], changes = crow[3 * CLDM_W_ROW_WORDS + c];
   uint32_t gives = 0, give_shards = hd.num_shards < CLDM_GIVE_SHARDS_MAX ? hd.num_shards
-                                                                          : CLDM_GIVE_SHARDS_MAX;
+                                                                         : CLDM_GIVE_SHARDS_MAX;
   for (uint32_t i = 0; i < give_shards; i++) /* the pool-give count's shards (CLDM_W_GIVES) */
     gives += (uint32_t)(w[(size_t)i * CLDM_W_ROW_WORDS + CLDM_W_GIVES] >> 32);
   printf("class %u B: %u slabs, %llu free by count, %llu by bits, %llu unissued tickets in %u "
@@ -244,8 +244,8 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
          cldm_class_bytes(c), slabs, (unsigned long long)by_count, (unsigned long long)by_bits,
          (unsigned long long)tickets, current, search,
          (long long)by_bits - (long long)by_count - (long long)tickets, marks, (uint32_t)stamp,
-         (uint32_t)(stamp >> 32), (uint32_t)(crow[c] >> 32), gives,
-         (uint32_t)changes, (uint32_t)(changes >> 32));
+         (uint32_t)(stamp >> 32), (uint32_t)(crow[c] >> 32), gives, (uint32_t)changes,
+         (uint32_t)(changes >> 32));
   free(img);
 }
 
