@@ -92,7 +92,8 @@ def fmt(v, digits=3):
 def ratio(a, b):
     if a is None or b is None or b == 0:
         return "–"
-    return "%.2f" % (a / b)
+    r = a / b
+    return "%.2g" % r if 0 < r < 0.01 else "%.2f" % r  # (against CUDA: 0.00032, not 0.00)
 
 
 def size_str(b):
