@@ -100,7 +100,7 @@ typedef uint64_t cldm_u64;
  * s and s + CLDM_SPARE_ROWS_MAX share one, so that the table adds at most 23 KiB (spec: the
  * metadata stays under 1 % of the heap). */
 #define CLDM_W_ROW_WORDS 80u
-#define CLDM_W_SPARE_ROW0 4u     /* the spare table's first row of W, counted from num_shards */
+#define CLDM_W_SPARE_ROW0 4u    /* the spare table's first row of W, counted from num_shards */
 #define CLDM_SPARE_ROWS_MAX 64u /* rows of the spare table, a power of two */
 #define CLDM_SPARE_ROWS(num_shards)                                                                \
   ((num_shards) < CLDM_SPARE_ROWS_MAX ? (num_shards) : CLDM_SPARE_ROWS_MAX)
