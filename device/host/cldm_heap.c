@@ -40,10 +40,8 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->num_shards = cldm_heap_shards(num_pages);
   g->w_offset = (uint32_t)off;
   /* the shard rows, the class row (shard levels and room counts, 0 in the image), the stamp
-   * rows (no stamps; change counts 0), the classes' change and refill counts (0), the spare
-   * rows (no spare spans: 0) */
-  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * CLDM_W_ROWS(g->num_shards),
-                           CLDM_META_ALIGN);
+   * rows (no stamps; change counts 0), the classes' change and refill counts (0) */
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 4u), CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
@@ -232,7 +230,7 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
   if (h.num_pages > CLDM_HEAP_MAX_PAGES || h.descs_offset < CLDM_HEADER_BYTES ||
       span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages || h.num_shards == 0 ||
       h.num_shards > CLDM_SHARDS_MAX || h.w_offset < CLDM_HEADER_BYTES ||
-      h.w_offset + 8ull * CLDM_W_ROW_WORDS * CLDM_W_ROWS(h.num_shards) > h.descs_offset)
+      h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards > h.descs_offset)
     return -1;
   const unsigned char *descs = (const unsigned char *)src + h.descs_offset;
   uint64_t live = 0, bytes = 0;
@@ -260,24 +258,6 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
       if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages)) {
         live -= cldm_class_slots(c, h.num_pages) - tick;
         bytes -= (uint64_t)(cldm_class_slots(c, h.num_pages) - tick) * cldm_class_bytes(c);
-      }
-      /* a spare span: every slot's unit held for the tickets it will issue once current (the
-       * shards that share a spare word count it once) */
-      uint32_t spare;
-      if (s >= CLDM_SPARE_ROWS(h.num_shards))
-        continue;
-      memcpy(&spare,
-             (const unsigned char *)src + h.w_offset +
-                 8 * (size_t)(h.num_shards + CLDM_W_SPARE_ROW0) * CLDM_W_ROW_WORDS +
-                 4 * ((size_t)s * CLDM_W_ROW_WORDS + c),
-             4);
-      if (spare == 0 || spare > h.num_pages)
-        continue;
-      memcpy(&d, descs + 4 * (size_t)(spare - 1), 4);
-      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 &&
-          (d & CLDM_DESC_COUNT_MASK) >= cldm_class_slots(c, h.num_pages)) {
-        live -= cldm_class_slots(c, h.num_pages);
-        bytes -= (uint64_t)cldm_class_slots(c, h.num_pages) * cldm_class_bytes(c);
       }
     }
   out->live_allocations = live;

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 12u
+#define CLDM_HEAP_LAYOUT_VERSION 11u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -92,22 +92,8 @@ typedef uint64_t cldm_u64;
  * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image); in the last row, word c is class c's change count (low 32
  * bits: slabs of the class installed, units given back) and its refills in progress (high 32
  * bits), both 0 in the image: what the class's last resort watches, so that events of other
- * classes do not send its search round again. Then the spare table, u32[min(num_shards,
- * CLDM_SPARE_ROWS_MAX)][CLDM_W_ROW_WORDS] in the rows after those (two of its rows a row of W):
- * word c of its row s mod CLDM_SPARE_ROWS_MAX is the spare span of class c that shard s's
- * refills install, its head page + 1 (0, as in the image: none; CLDM_SPARE_WANTED: none, and the
- * shard's refills could not keep up, so one is to be made): a span taken from the pool
- * before the current slab is used up (device/cl/cldm_slab.clh, cldm_slab_spare_fill). Shards
- * s and s + CLDM_SPARE_ROWS_MAX share one, so that the table adds at most 23 KiB (spec: the
- * metadata stays under 1 % of the heap). */
+ * classes do not send its search round again. */
 #define CLDM_W_ROW_WORDS 80u
-#define CLDM_W_SPARE_ROW0 4u    /* the spare table's first row of W, counted from num_shards */
-#define CLDM_SPARE_ROWS_MAX 64u /* rows of the spare table, a power of two */
-#define CLDM_SPARE_WANTED 0xFFFFFFFFu /* a spare word: no span, one is to be made */
-#define CLDM_SPARE_ROWS(num_shards)                                                                \
-  ((num_shards) < CLDM_SPARE_ROWS_MAX ? (num_shards) : CLDM_SPARE_ROWS_MAX)
-#define CLDM_W_ROWS(num_shards) /* rows of W in all */                                             \
-  ((num_shards) + CLDM_W_SPARE_ROW0 + (CLDM_SPARE_ROWS(num_shards) + 1u) / 2u)
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
  * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
