@@ -9,7 +9,8 @@
 # suite's --cases (default 1); BENCH_SIZES: cldm_bench_alloc's sizes on a 16 GiB heap, 2^20
 # work-items (default 16,256,4096; empty: none); ALTS: comma-separated names of the pack's --alt
 # allocators (or "all") whose layers (alt/NAME/lib) run the suite as well, interleaved with the
-# pack's (default: the pack's layer only). Results: OUTDIR/suite-LAYER-CAP-REP (LAYER: pack or the alt's NAME).
+# pack's (default: the pack's layer only). Results: OUTDIR/suite-LAYER-CAP-REP (LAYER: pack or
+# the alt's NAME).
 # Summary: best malloc and free per layer, cap and size of case 1-3's throughput lines, and for
 # case 5 the fill rounds' malloc times (round 0, rounds 1-13, 14-26, 27 on; min-max, ms).
 set -u
@@ -56,11 +57,12 @@ for cap in $(echo "$caps" | tr ',' ' '); do
         END { for (s in bm) printf "suite %s cap=%s %s malloc %.3f free %.3f\n", n, cap, s, bm[s], bf[s] }' |
       sort -t= -k3 -n
     for d in "$out"/suite-"$n"-"$cap"-*/; do # case 5's fill rounds, from the results' CSV
-      cat "$d"*.csv 2>/dev/null | awk -F, -v tag="$(basename "$d")" '$3 == "fill" && $7 == "malloc_time" {
+      [ -f "$d/opencl.csv" ] || continue
+      awk -F, -v tag="$(basename "$d")" '$3 == "fill" && $7 == "malloc_time" {
           r = $6 + 0; g = r == 0 ? 0 : r <= 13 ? 1 : r <= 26 ? 2 : 3
           if (!(g in lo) || $9 < lo[g]) lo[g] = $9; if (!(g in hi) || $9 > hi[g]) hi[g] = $9 }
         END { if (0 in lo) printf "fill %s round0 %.3f r1-13 %.3f-%.3f r14-26 %.3f-%.3f r27+ %.1f-%.1f\n",
-          tag, lo[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3] }'
+          tag, lo[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3] }' "$d/opencl.csv"
     done
   done
   cat "$out"/bench-"$cap"-*.txt 2>/dev/null | grep -a "spir64 " |
