@@ -169,8 +169,10 @@ for a in "${alts[@]+"${alts[@]}"}"; do # other allocators' benchmark, layer and 
   src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
   git -C "$src" describe --always --dirty > "$d/REVISION" 2>/dev/null || echo unknown > "$d/REVISION"
   git -C "$src" log -1 --format=%s >> "$d/REVISION" 2>/dev/null || true
-  flags=$(sed -n 's/^CLDM_DEVICE_EXTRA_CFLAGS:STRING=//p' "$dir/CMakeCache.txt")
-  [ -z "$flags" ] || echo "CLDM_DEVICE_EXTRA_CFLAGS=$flags" >> "$d/REVISION"
+  for v in CLDM_DEVICE_EXTRA_CFLAGS CLDM_DEVICE_NVPTX_EXTRA_CFLAGS; do
+    flags=$(sed -n "s/^$v:STRING=//p" "$dir/CMakeCache.txt")
+    [ -z "$flags" ] || echo "$v=$flags" >> "$d/REVISION"
+  done
 done
 git -C "$root" describe --always --dirty > "$top/REVISION" 2>/dev/null || echo unknown > "$top/REVISION"
 

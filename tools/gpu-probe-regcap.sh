@@ -11,6 +11,8 @@
 # allocators (or "all") whose layers (alt/NAME/lib) run the suite as well, interleaved with the
 # pack's (default: the pack's layer only). Results: OUTDIR/suite-LAYER-CAP-REP (LAYER: pack or
 # the alt's NAME).
+# CLDM_REGCAP_SUITE_ARGS: more options for cldm-bench-suite (e.g. "--max-size 4096": case 1 up to
+# 4 KiB only, a quicker A/B of the small sizes).
 # Summary: best malloc and free per layer, cap and size of case 1-3's throughput lines, and for
 # case 5 the fill rounds' malloc times (round 0, rounds 1-13, 14-26, 27 on; min-max, ms).
 set -u
@@ -34,6 +36,7 @@ while [ "$r" -le "$reps" ]; do
       CLDM_PTX_MAXNREG=$cap "$p/bench-tree/bench/run.sh" --prebuilt "$p/bench-tree/build" \
         --layer "${l#*=}" --no-cuda --no-plots --scale full \
         --out "$out/suite-${l%%=*}-$cap-$r" --case-timeout 120 -- --cases "$cases" \
+        ${CLDM_REGCAP_SUITE_ARGS:-} \
         > "$out/suite-${l%%=*}-$cap-$r.log" 2>&1
     done
     if [ -n "$sizes" ]; then

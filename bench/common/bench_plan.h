@@ -31,6 +31,7 @@ typedef struct bp_plan {
   int create_reps;     /* case 8: program creations timed */
   uint32_t local;      /* work-group (block) size of every launch */
   double budget_s;     /* cases 1-3: seconds a case may take (0: no limit); see bp_budget_* */
+  uint32_t max_size;   /* cases 1 and 3: block sizes above it are not run (0: no limit) */
 } bp_plan;
 
 static inline const char *bp_scale_name(int scale) {
@@ -120,6 +121,11 @@ typedef struct bp_entry {
   uint32_t value;
   int quick;
 } bp_entry;
+
+/* 1 if cases 1 and 3 run blocks of `size` bytes (--max-size). */
+static inline int bp_size_wanted(const bp_plan *p, uint32_t size) {
+  return !p->max_size || size <= p->max_size;
+}
 
 /* Copies the entries of `list` the scale runs into out (at most 32); returns the count. */
 static inline int bp_take(const bp_plan *p, const bp_entry *list, int count, uint32_t *out) {

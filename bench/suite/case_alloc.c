@@ -211,6 +211,8 @@ void bs_case_throughput(bs_session *s) {
   batch list[32];
   int count = BP_TAKE(s->plan, bp_throughput_sizes, sizes), nb = 0;
   for (int i = 0; i < count; i++) {
+    if (!bp_size_wanted(s->plan, sizes[i]))
+      continue; /* --max-size */
     uint32_t n = bp_items(s->plan, s->heap_usable, sizes[i]);
     if (!n)
       bs_progress("throughput", "S=%u skipped: the heap holds fewer than %u blocks", sizes[i],
@@ -241,7 +243,8 @@ void bs_case_divergent(bs_session *s) {
   int nk = BP_TAKE(s->plan, bp_divergent_k, ks), ns = BP_TAKE(s->plan, bp_divergent_sizes, sizes);
   int nb = 0;
   for (int a = 0; a < ns; a++) {
-    uint32_t n = bp_items(s->plan, s->heap_usable, sizes[a]);
+    uint32_t n =
+        bp_size_wanted(s->plan, sizes[a]) ? bp_items(s->plan, s->heap_usable, sizes[a]) : 0;
     for (int c = 0; n && c < nk; c++) {
       char param[16];
       snprintf(param, sizeof param, "%u", ks[c]);

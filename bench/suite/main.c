@@ -30,6 +30,7 @@ static const char usage[] =
     "                          are skipped, passes after the first stop; default none); case 5:\n"
     "                          each of its three parts starts no round after it\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
+    "  --max-size SIZE         cases 1 and 3: only block sizes up to SIZE (bytes or K/M)\n"
     "  --list-devices          print the platforms and devices, then exit\n"
     "  --tag                   print the device's short name (for result folders), then exit\n"
     "Needs the layer: OPENCL_LAYERS=<build>/layer/libcldm-layer.so (see README).\n";
@@ -145,6 +146,12 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
       if ((o->budget_s = atof(v)) <= 0)
         return -1;
       i++;
+    } else if (v && !strcmp(a, "--max-size")) {
+      uint64_t m = parse_size(v);
+      if (!m || m > UINT32_MAX)
+        return -1;
+      o->max_size = (uint32_t)m;
+      i++;
     } else if (v && !strcmp(a, "--cases")) {
       if (!(o->cases = parse_cases(v)))
         return -1;
@@ -188,6 +195,7 @@ int main(int argc, char **argv) {
   if (o.reps)
     plan.reps = o.reps;
   plan.budget_s = o.budget_s;
+  plan.max_size = o.max_size;
   if (plan.heap > d.max_alloc || plan.fill_heap > d.max_alloc) {
     fprintf(stderr, "cldm-bench-suite: heap larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu)\n",
             (unsigned long long)d.max_alloc);

@@ -8,7 +8,8 @@
 # per-case mode (--case-timeout): a case that cannot finish (100000 repetitions) is stopped
 # while the next one runs, the parts are merged, and summary.md names the stopped case; and the
 # time budget
-# (--budget), under which a case asked for 1000 repetitions ends with what it measured.
+# (--budget), under which a case asked for 1000 repetitions ends with what it measured; and
+# --max-size, which leaves out the larger blocks of cases 1 and 3.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$1 out=$2
@@ -70,3 +71,15 @@ if grep -q '^opencl,throughput,malloc,16,.*,1000,[0-9]*$' "$budget/opencl.csv"; 
 fi
 grep -q "time budget of 0.5 s per case" "$budget/summary.md" || fail "summary.md: no budget"
 echo "bench_smoke: $budget: the budget ended case 1 with what it measured"
+
+small=$out-maxsize
+rm -rf "$small"
+"$root/bench/run.sh" --quick --prebuilt "$build" --out "$small" --no-cuda \
+  -- --cases 1,3 --max-size 64 || fail "a run with --max-size failed"
+grep -q "^opencl,throughput,malloc,64," "$small/opencl.csv" || fail "max-size: no 64 B rows"
+grep -q "^opencl,divergent,malloc,64," "$small/opencl.csv" || fail "max-size: no divergent rows"
+if awk -F, '($2 == "throughput" || $2 == "divergent") && $4 > 64 { found = 1 } END { exit !found }' \
+  "$small/opencl.csv"; then
+  fail "max-size: rows of blocks above 64 B"
+fi
+echo "bench_smoke: $small: --max-size 64 ran cases 1 and 3 up to 64 B only"
