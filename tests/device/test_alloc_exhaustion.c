@@ -539,6 +539,52 @@ static void test_pool_summary(void **state) {
   free(sizes);
 }
 
+/* Where refills put their spans in a pool word (cldm_pool.clh, CLDM_POOL_PACK): in the lowest
+ * 8-page block that has room, so that one-page spans fill a word from the bottom and leave its
+ * upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each, taken
+ * by refills on every shard the launch used) and no free, every pool word has each block below
+ * its highest used one full. Spans placed anywhere in the word (CLDM_POOL_PACK 0) break that in
+ * all but a few words: six pages in one word at random fill its lowest block first about once
+ * in 10^5. */
+static void test_pool_packing(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 64u << 20);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  uint32_t c = cldm_class_of(16), slots = cldm_class_slots(c, pages);
+  assert_int_equal(cldm_class_span_pages(c, pages), 1);
+  size_t requests = (size_t)slots * 5 + 1;
+  uint64_t *offs = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 16, requests, offs, sizes), requests);
+  unsigned char *img;
+  cldm_heap_header hd = read_image(&heap, &img);
+  uint32_t used = 0, words = 0;
+  for (uint32_t w = 0; w < hd.pool_words && 32 * (w + 1) <= hd.num_pages; w++) {
+    uint32_t pool;
+    memcpy(&pool, img + hd.pool_offset + 4 * w, 4);
+    int top = -1;
+    for (int b = 0; b < 4; b++)
+      if ((pool >> (8 * b)) & 0xFFu)
+        top = b;
+    for (int b = 0; b < top; b++)
+      if (((pool >> (8 * b)) & 0xFFu) != 0xFFu)
+        fail_msg("pool word %u = 0x%08x: block %d has room below used block %d", w, pool, b, top);
+    for (; pool; pool &= pool - 1)
+      used++;
+    words += top >= 0;
+  }
+  printf("six slabs of 16 B: %u pages taken in %u pool words, each packed from the bottom\n", used,
+         words);
+  assert_true(used >= 6);
+  free(img);
+  run_free_offs(&heap, offs, requests);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
 /* The room index (cldm_heap_layout.h) in a metadata image: the classes' mask, and class c's
  * row (its summary, then one bit per page). */
 static uint32_t *room_top(unsigned char *img, const cldm_heap_header *hd) {
@@ -751,10 +797,15 @@ int main(int argc, char **argv) {
   if (rc)
     return rc;
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_exhaustion_per_class), cmocka_unit_test(test_exhaustion_mixed),
-      cmocka_unit_test(test_run_across_words),     cmocka_unit_test(test_holes_in_dry_heap),
-      cmocka_unit_test(test_stamps_end_with_room), cmocka_unit_test(test_pool_summary),
-      cmocka_unit_test(test_room_index),           cmocka_unit_test(test_borrow),
+      cmocka_unit_test(test_exhaustion_per_class),
+      cmocka_unit_test(test_exhaustion_mixed),
+      cmocka_unit_test(test_run_across_words),
+      cmocka_unit_test(test_holes_in_dry_heap),
+      cmocka_unit_test(test_stamps_end_with_room),
+      cmocka_unit_test(test_pool_summary),
+      cmocka_unit_test(test_pool_packing),
+      cmocka_unit_test(test_room_index),
+      cmocka_unit_test(test_borrow),
       cmocka_unit_test(test_borrow_tickets),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
