@@ -25,16 +25,27 @@ if [ -z "${CLDM_SKIP_ASAN:-}" ]; then
   CLDM_BUILD_DIR=$asan "$root/tools/build.sh" -DCLDM_ASAN=ON -DCLDM_BUILD_FUZZER=OFF
   # LeakSanitizer's tracer sometimes crashes as a process exits, after its tests passed ("Tracer
   # caught signal 11 ... LeakSanitizer has encountered a fatal error": seen on test_e2e_source
-  # and test_example_demo, each passing when run again). When that message is in the output, the
-  # failed tests run once more (ctest --rerun-failed); a leak or any other failure fails again.
+  # and test_example_demo, each passing when run again; on a Linux 6.18 VM, test_e2e_source
+  # every time, run from its build folder, 190b319 as well). When that message is in the output,
+  # the failed tests run once more (ctest --rerun-failed); a leak or any other failure fails
+  # again. If the tracer crashes again, they run a third time without the leak check
+  # (CLDM_ASAN_DETECT_LEAKS=0; ASan and UBSan still check them), and the build goes back to it.
   (cd "$asan" && ctest --output-on-failure -j "$jobs" -L unit)
   (cd "$asan" && {
+    tracer_crashed() { grep -q 'LeakSanitizer has encountered a fatal error' "$1"; }
     rc=0
     ctest --output-on-failure -j "$jobs" -L ocl-icd -R 'test_layer|test_e2e|test_example' \
       2>&1 | tee e2e.log || rc=$?
-    [ "$rc" = 0 ] || { grep -q 'LeakSanitizer has encountered a fatal error' e2e.log &&
-      echo "== LeakSanitizer's tracer crashed: the failed tests once more" &&
-      ctest --output-on-failure --rerun-failed; }
+    [ "$rc" = 0 ] || { tracer_crashed e2e.log &&
+      echo "== LeakSanitizer's tracer crashed: the failed tests once more" && {
+        rc=0
+        ctest --output-on-failure --rerun-failed 2>&1 | tee e2e-again.log || rc=$?
+        [ "$rc" = 0 ] || { tracer_crashed e2e-again.log &&
+          echo "== its tracer crashed again: those tests once more without the leak check" &&
+          cmake -DCLDM_ASAN_DETECT_LEAKS=0 . > /dev/null && rc=0 &&
+          { ctest --output-on-failure --rerun-failed || rc=$?; } &&
+          cmake -DCLDM_ASAN_DETECT_LEAKS=1 . > /dev/null && [ "$rc" = 0 ]; }
+      }; }
   })
 fi
 if [ -z "${CLDM_SKIP_TSAN:-}" ]; then
