@@ -732,10 +732,13 @@ void bc_case_fragmentation(bc_ctx &c) {
                 "steady: range touched %.2f MiB after round 0, %.2f MiB after "
                 "round %d",
                 first / 1048576, last / 1048576, steady_rounds - 1);
+  /* before fill_one: its fresh heap resets the device, after which this pointer is no
+   * allocation, and the error of freeing it then stayed as CUDA's last error until the next
+   * launch's check (the mixed fill's first launch stopped the program: "invalid argument") */
+  cudaFree(errors);
   if (ok)
     fill_one(c, n, fill_rounds);
   /* fill */
-  cudaFree(errors);
   bc_heap_fresh(c);
   errors = dev_alloc<u32>(1);
   std::vector<u64 *> rp;
