@@ -31,6 +31,8 @@ static const char usage[] =
     "                          each of its three parts starts no round after it\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
     "  --max-size SIZE         cases 1 and 3: only block sizes up to SIZE (bytes or K/M)\n"
+    "  --local N               work-group size of the launches (default 256; the kernel's and\n"
+    "                          the device's limits still apply)\n"
     "  --list-devices          print the platforms and devices, then exit\n"
     "  --tag                   print the device's short name (for result folders), then exit\n"
     "Needs the layer: OPENCL_LAYERS=<build>/layer/libcldm-layer.so (see README).\n";
@@ -152,6 +154,10 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
         return -1;
       o->max_size = (uint32_t)m;
       i++;
+    } else if (v && !strcmp(a, "--local")) {
+      if ((o->local = atoi(v)) <= 0)
+        return -1;
+      i++;
     } else if (v && !strcmp(a, "--cases")) {
       if (!(o->cases = parse_cases(v)))
         return -1;
@@ -196,6 +202,8 @@ int main(int argc, char **argv) {
     plan.reps = o.reps;
   plan.budget_s = o.budget_s;
   plan.max_size = o.max_size;
+  if (o.local)
+    plan.local = (uint32_t)o.local;
   if (plan.heap > d.max_alloc || plan.fill_heap > d.max_alloc) {
     fprintf(stderr, "cldm-bench-suite: heap larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu)\n",
             (unsigned long long)d.max_alloc);

@@ -37,6 +37,7 @@ typedef struct bs_opts {
   int reps;                 /* 0: from the plan */
   double budget_s;          /* --budget: cases 1-3's time limit (0: none) */
   uint32_t max_size;        /* --max-size: cases 1 and 3's largest block (0: all) */
+  int local;                /* --local: work-group size (0: the plan's) */
   unsigned cases;           /* bit c-1 set: run case c */
   int child;                /* internal: case 8's measurements, 1 with the layer, 2 without */
   const char *self;         /* path of this executable (for the child) */

@@ -9,7 +9,8 @@
 # while the next one runs, the parts are merged, and summary.md names the stopped case; and the
 # time budget
 # (--budget), under which a case asked for 1000 repetitions ends with what it measured; and
-# --max-size, which leaves out the larger blocks of cases 1 and 3.
+# --max-size, which leaves out the larger blocks of cases 1 and 3, with --local (the work-group
+# size, which the meta data records).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$1 out=$2
@@ -75,11 +76,12 @@ echo "bench_smoke: $budget: the budget ended case 1 with what it measured"
 small=$out-maxsize
 rm -rf "$small"
 "$root/bench/run.sh" --quick --prebuilt "$build" --out "$small" --no-cuda \
-  -- --cases 1,3 --max-size 64 || fail "a run with --max-size failed"
+  -- --cases 1,3 --max-size 64 --local 64 || fail "a run with --max-size failed"
+grep -q '"local_size": 64,' "$small/opencl.meta.json" || fail "local: the meta data has no local_size 64"
 grep -q "^opencl,throughput,malloc,64," "$small/opencl.csv" || fail "max-size: no 64 B rows"
 grep -q "^opencl,divergent,malloc,64," "$small/opencl.csv" || fail "max-size: no divergent rows"
 if awk -F, '($2 == "throughput" || $2 == "divergent") && $4 > 64 { found = 1 } END { exit !found }' \
   "$small/opencl.csv"; then
   fail "max-size: rows of blocks above 64 B"
 fi
-echo "bench_smoke: $small: --max-size 64 ran cases 1 and 3 up to 64 B only"
+echo "bench_smoke: $small: --max-size 64 ran cases 1 and 3 up to 64 B only, work-groups of 64"
