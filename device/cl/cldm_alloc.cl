@@ -171,24 +171,12 @@ static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_bl
   b->kind = CLDM_DESC_KIND_FREE;
   if (off >= ((ulong)h->num_pages << CLDM_PAGE_SHIFT))
     return false;
-  uint page = (uint)(off >> CLDM_PAGE_SHIFT);
-  /* the page's descriptor and those of the pages where a span holding it can start (spans of
-   * 2, 4, 8 pages are aligned to their size, cldm_pool.clh), read at once: the head of a later
-   * page of a span is one of them, without a second round trip (free at 1-4 KiB on the H200);
-   * relaxed (work-group scope: its malloc happened before, see cldm_load_near): the RMW
-   * that frees decides */
-  uint d = cldm_load_near(h->descs + page), d2 = cldm_load_near(h->descs + (page & ~1u));
-  uint d4 = cldm_load_near(h->descs + (page & ~3u)), d8 = cldm_load_near(h->descs + (page & ~7u));
-  uint kind = cldm_desc_kind(d);
-  b->page = page;
+  b->page = (uint)(off >> CLDM_PAGE_SHIFT);
+  uint kind = cldm_desc_kind(cldm_load_relaxed(h->descs + b->page)); /* relaxed: the RMW */
   if (kind > CLDM_DESC_KIND_SPAN_TAIL0 && kind < CLDM_DESC_KIND_SPAN_TAIL0 + CLDM_SPAN_PAGES_MAX &&
-      page >= kind - CLDM_DESC_KIND_SPAN_TAIL0) { /* a later page of a span: its head */
-    b->page = page - (kind - CLDM_DESC_KIND_SPAN_TAIL0);
-    uint head = b->page == (page & ~1u)   ? d2
-                : b->page == (page & ~3u) ? d4
-                : b->page == (page & ~7u) ? d8
-                                          : cldm_load_near(h->descs + b->page);
-    kind = cldm_desc_kind(head);
+      b->page >= kind - CLDM_DESC_KIND_SPAN_TAIL0) { /* a later page of a span: its head */
+    b->page -= kind - CLDM_DESC_KIND_SPAN_TAIL0;
+    kind = cldm_desc_kind(cldm_load_relaxed(h->descs + b->page)); /* that frees decides */
   }
   b->kind = kind;
   uint in_span = (uint)(off - ((ulong)b->page << CLDM_PAGE_SHIFT));
