@@ -91,6 +91,7 @@
 
 #include "cldm_atomic.clh"
 #include "cldm_heap.clh"
+#include "cldm_geom.clh"
 #include "cldm_group.clh"
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
@@ -184,7 +185,9 @@ static inline bool cldm_block_find(const cldm_heap *h, global void *ptr, cldm_bl
     uint bytes = cldm_class_bytes(kind - 1u);
     b->slot = in_span / bytes;
     b->bytes = bytes;
-    return b->slot * bytes == in_span && b->slot < cldm_class_slots(kind - 1u, h->num_pages);
+    if (b->slot >= cldm_geom_slots(h, kind - 1u))
+      return false;
+    return b->slot * bytes == in_span;
   }
   if (kind == CLDM_DESC_KIND_LARGE_HEAD) {
     b->slot = 0u;

@@ -381,6 +381,45 @@ static inline cldm_u32 cldm_class_span_pages(cldm_u32 c, cldm_u32 num_pages) {
   return k;
 }
 
+/* The span as a constant expression of a class index known at compile time: `min` is the
+ * slots a slab must hold (1, or CLDM_SLAB_SLOTS_MIN in a heap of at least CLDM_BIG_SLABS_PAGES).
+ * CLDM_CLASS_SPAN_BITS(j, min) packs the log2 of the spans of classes 32j .. 32j + 31 into one
+ * 64-bit constant, two bits a class, so that the device reads a class's span from an immediate
+ * (device/cl/cldm_geom.clh: no table, no division). tests/device/test_layout.c checks them
+ * against cldm_class_span_pages() for every class. */
+#define CLDM_CLASS_BYTES_CONST(c)                                                                  \
+  ((c) < 8u ? ((c) + 1u) << CLDM_GRANULE_SHIFT                                                     \
+            : (9u + (((c)-8u) & 7u)) << (CLDM_GRANULE_SHIFT + (((c)-8u) >> 3)))
+#define CLDM_CLASS_SLOTS_IN_CONST(c, k) (((k) << CLDM_PAGE_SHIFT) / CLDM_CLASS_BYTES_CONST(c))
+#define CLDM_CLASS_SPAN_FITS_CONST(c, k, min)                                                      \
+  (CLDM_CLASS_SLOTS_IN_CONST(c, k) * CLDM_CLASS_BYTES_CONST(c) * 20u >=                            \
+       ((k) << CLDM_PAGE_SHIFT) * 19u &&                                                           \
+   CLDM_CLASS_SLOTS_IN_CONST(c, k) >= (min))
+#define CLDM_CLASS_SPAN_LOG2_CONST(c, min)                                                         \
+  (CLDM_CLASS_SPAN_FITS_CONST(c, 1u, min)   ? 0u                                                   \
+   : CLDM_CLASS_SPAN_FITS_CONST(c, 2u, min) ? 1u                                                   \
+   : CLDM_CLASS_SPAN_FITS_CONST(c, 4u, min) ? 2u                                                   \
+                                            : 3u)
+/* X(c, arg) for every class c */
+/* clang-format off */
+#define CLDM_CLASS_LIST(X, arg) \
+  X(0u, arg) X(1u, arg) X(2u, arg) X(3u, arg) X(4u, arg) X(5u, arg) X(6u, arg) X(7u, arg)         \
+  X(8u, arg) X(9u, arg) X(10u, arg) X(11u, arg) X(12u, arg) X(13u, arg) X(14u, arg) X(15u, arg)   \
+  X(16u, arg) X(17u, arg) X(18u, arg) X(19u, arg) X(20u, arg) X(21u, arg) X(22u, arg) X(23u, arg) \
+  X(24u, arg) X(25u, arg) X(26u, arg) X(27u, arg) X(28u, arg) X(29u, arg) X(30u, arg) X(31u, arg) \
+  X(32u, arg) X(33u, arg) X(34u, arg) X(35u, arg) X(36u, arg) X(37u, arg) X(38u, arg) X(39u, arg) \
+  X(40u, arg) X(41u, arg) X(42u, arg) X(43u, arg) X(44u, arg) X(45u, arg) X(46u, arg) X(47u, arg) \
+  X(48u, arg) X(49u, arg) X(50u, arg) X(51u, arg) X(52u, arg) X(53u, arg) X(54u, arg) X(55u, arg) \
+  X(56u, arg) X(57u, arg) X(58u, arg) X(59u, arg) X(60u, arg) X(61u, arg) X(62u, arg) X(63u, arg) \
+  X(64u, arg) X(65u, arg) X(66u, arg) X(67u, arg) X(68u, arg) X(69u, arg) X(70u, arg) X(71u, arg)
+/* clang-format on */
+#define CLDM_ARG1(a, b) a
+#define CLDM_ARG2(a, b) b
+#define CLDM_CLASS_SPAN_BITS_ENTRY(c, jm)                                                          \
+  (((cldm_u64)CLDM_CLASS_SPAN_LOG2_CONST(c, CLDM_ARG2 jm) << (2u * ((c)&31u))) *                   \
+   (cldm_u64)(((c) >> 5) == CLDM_ARG1 jm)) |
+#define CLDM_CLASS_SPAN_BITS(j, min) (CLDM_CLASS_LIST(CLDM_CLASS_SPAN_BITS_ENTRY, (j, min)) 0u)
+
 /* Slots of a slab of class `c` in a heap of `num_pages` pages. */
 static inline cldm_u32 cldm_class_slots(cldm_u32 c, cldm_u32 num_pages) {
   cldm_u32 n = (cldm_class_span_pages(c, num_pages) << CLDM_PAGE_SHIFT) / cldm_class_bytes(c);
@@ -415,6 +454,25 @@ static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, 
   cldm_u32 want = num_pages / (CLDM_CLASS_FLOOR_DIV * cldm_class_span_pages(c, num_pages)), n = 1u;
   while (n * 2u <= want && n * 2u <= cap)
     n *= 2u;
+  if (level >= 31u || (1u << level) > n)
+    n = level < 31u && (1u << level) < cap ? 1u << level : cap;
+  return n;
+}
+
+/* cldm_class_shards() and cldm_class_used() of a class whose span is 2^span_log2 pages, with
+ * shifts instead of divisions and loops (the pages per shard and both divisors are powers of
+ * two); tests/device/test_layout.c checks them against those for every class and heap size. */
+static inline cldm_u32 cldm_pow2_floor(cldm_u32 x) { return x ? 1u << cldm_log2_floor(x) : 1u; }
+static inline cldm_u32 cldm_class_shards_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
+                                                 cldm_u32 span_log2) {
+  cldm_u32 n = cldm_pow2_floor(num_pages >> (cldm_log2_floor(CLDM_CLASS_HOARD_DIV) + span_log2));
+  return n < num_shards ? n : num_shards;
+}
+static inline cldm_u32 cldm_class_used_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
+                                               cldm_u32 span_log2, cldm_u32 level) {
+  cldm_u32 cap = cldm_class_shards_by_span(num_shards, num_pages, span_log2);
+  cldm_u32 n = cldm_pow2_floor(num_pages >> (cldm_log2_floor(CLDM_CLASS_FLOOR_DIV) + span_log2));
+  n = n < cap ? n : cap;
   if (level >= 31u || (1u << level) > n)
     n = level < 31u && (1u << level) < cap ? 1u << level : cap;
   return n;

@@ -195,6 +195,47 @@ static void test_shards_and_spans(void **state) {
   assert_int_equal(cldm_class_used(256, 131072, 0, 0), 256); /* 8 GiB, 16 B */
 }
 
+/* The spans packed into immediates (CLDM_CLASS_SPAN_BITS, read by device/cl/cldm_geom.clh)
+ * and the shift forms of the shard counts equal the layout's functions for every class and
+ * heap; the class list names every class once. */
+#define COUNT_ENTRY(c, arg) +1
+#define SUM_ENTRY(c, arg) +(c)
+static uint32_t span_log2_packed(uint32_t c, uint32_t big) {
+  uint64_t w[2][3] = {
+      {CLDM_CLASS_SPAN_BITS(0u, 1u), CLDM_CLASS_SPAN_BITS(1u, 1u), CLDM_CLASS_SPAN_BITS(2u, 1u)},
+      {CLDM_CLASS_SPAN_BITS(0u, CLDM_SLAB_SLOTS_MIN), CLDM_CLASS_SPAN_BITS(1u, CLDM_SLAB_SLOTS_MIN),
+       CLDM_CLASS_SPAN_BITS(2u, CLDM_SLAB_SLOTS_MIN)}};
+  return (uint32_t)(w[big][c >> 5] >> (2u * (c & 31u))) & 3u;
+}
+static void test_class_spans_packed(void **state) {
+  (void)state;
+  assert_int_equal(0 CLDM_CLASS_LIST(COUNT_ENTRY, 0), CLDM_NUM_CLASSES);
+  assert_int_equal(0 CLDM_CLASS_LIST(SUM_ENTRY, 0), CLDM_NUM_CLASSES * (CLDM_NUM_CLASSES - 1) / 2);
+  static const uint32_t heaps[] = {16,
+                                   17,
+                                   128,
+                                   1000,
+                                   4096,
+                                   CLDM_BIG_SLABS_PAGES - 1,
+                                   CLDM_BIG_SLABS_PAGES,
+                                   16385,
+                                   524288,
+                                   CLDM_HEAP_MAX_PAGES};
+  for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++)
+    for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+      uint32_t pages = heaps[i], log2 = span_log2_packed(c, pages >= CLDM_BIG_SLABS_PAGES);
+      assert_int_equal(CLDM_CLASS_BYTES_CONST(c), cldm_class_bytes(c));
+      assert_int_equal(1u << log2, cldm_class_span_pages(c, pages));
+      for (uint32_t shards = 1; shards <= CLDM_SHARDS_MAX; shards *= 2) {
+        assert_int_equal(cldm_class_shards_by_span(shards, pages, log2),
+                         cldm_class_shards(shards, pages, c));
+        for (uint32_t level = 0; level <= 32; level++)
+          assert_int_equal(cldm_class_used_by_span(shards, pages, log2, level),
+                           cldm_class_used(shards, pages, c, level));
+      }
+    }
+}
+
 /* The image: header fields, current-page words "no slab", everything else zero except pool
  * bits past the last page. */
 static void test_image(void **state) {
@@ -389,9 +430,13 @@ static void test_geometry(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_classes),          cmocka_unit_test(test_sizes),
-      cmocka_unit_test(test_shards_and_spans), cmocka_unit_test(test_image),
-      cmocka_unit_test(test_geometry),         cmocka_unit_test(test_first_page),
+      cmocka_unit_test(test_classes),
+      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_shards_and_spans),
+      cmocka_unit_test(test_class_spans_packed),
+      cmocka_unit_test(test_image),
+      cmocka_unit_test(test_geometry),
+      cmocka_unit_test(test_first_page),
       cmocka_unit_test(test_stats_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);
