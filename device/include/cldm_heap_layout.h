@@ -463,6 +463,14 @@ static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, 
  * shifts instead of divisions and loops (the pages per shard and both divisors are powers of
  * two); tests/device/test_layout.c checks them against those for every class and heap size. */
 static inline cldm_u32 cldm_pow2_floor(cldm_u32 x) { return x ? 1u << cldm_log2_floor(x) : 1u; }
+/* The same with the count of leading zeros (a builtin of each language). */
+static inline cldm_u32 cldm_pow2_floor_clz(cldm_u32 x) {
+#ifdef __OPENCL_C_VERSION__
+  return x ? 1u << (31u - clz(x)) : 1u;
+#else
+  return x ? 1u << (31u - (cldm_u32)__builtin_clz(x)) : 1u;
+#endif
+}
 static inline cldm_u32 cldm_class_shards_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
                                                  cldm_u32 span_log2) {
   cldm_u32 n = cldm_pow2_floor(num_pages >> (cldm_log2_floor(CLDM_CLASS_HOARD_DIV) + span_log2));
@@ -476,6 +484,13 @@ static inline cldm_u32 cldm_class_used_by_span(cldm_u32 num_shards, cldm_u32 num
   if (level >= 31u || (1u << level) > n)
     n = level < 31u && (1u << level) < cap ? 1u << level : cap;
   return n;
+}
+
+/* cldm_class_used() at `level` from its value at level 0 (`floor`) and cldm_class_shards()
+ * (`cap`): 2^level within [floor, cap] (tests/device/test_layout.c checks it for every class). */
+static inline cldm_u32 cldm_class_used_clamp(cldm_u32 floor, cldm_u32 cap, cldm_u32 level) {
+  cldm_u32 n = level < 31u ? 1u << level : cap;
+  return n < floor ? floor : n < cap ? n : cap;
 }
 
 #endif /* CLDM_HEAP_LAYOUT_H */

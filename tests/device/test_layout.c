@@ -196,8 +196,8 @@ static void test_shards_and_spans(void **state) {
 }
 
 /* The spans packed into immediates (CLDM_CLASS_SPAN_BITS, read by device/cl/cldm_geom.clh)
- * and the shift forms of the shard counts equal the layout's functions for every class and
- * heap; the class list names every class once. */
+ * and the shift and clamp forms of the shard counts equal the layout's functions for every
+ * class and heap; the class list names every class once. */
 #define COUNT_ENTRY(c, arg) +1
 #define SUM_ENTRY(c, arg) +(c)
 static uint32_t span_log2_packed(uint32_t c, uint32_t big) {
@@ -209,6 +209,10 @@ static uint32_t span_log2_packed(uint32_t c, uint32_t big) {
 }
 static void test_class_spans_packed(void **state) {
   (void)state;
+  for (uint32_t x = 0; x < (1u << 20); x++)
+    assert_int_equal(cldm_pow2_floor_clz(x), cldm_pow2_floor(x));
+  for (uint32_t b = 20; b < 32; b++)
+    assert_int_equal(cldm_pow2_floor_clz((1u << b) + b), 1u << b);
   assert_int_equal(0 CLDM_CLASS_LIST(COUNT_ENTRY, 0), CLDM_NUM_CLASSES);
   assert_int_equal(0 CLDM_CLASS_LIST(SUM_ENTRY, 0), CLDM_NUM_CLASSES * (CLDM_NUM_CLASSES - 1) / 2);
   static const uint32_t heaps[] = {16,
@@ -229,9 +233,13 @@ static void test_class_spans_packed(void **state) {
       for (uint32_t shards = 1; shards <= CLDM_SHARDS_MAX; shards *= 2) {
         assert_int_equal(cldm_class_shards_by_span(shards, pages, log2),
                          cldm_class_shards(shards, pages, c));
-        for (uint32_t level = 0; level <= 32; level++)
+        uint32_t floor = cldm_class_used(shards, pages, c, 0);
+        for (uint32_t level = 0; level <= 32; level++) {
           assert_int_equal(cldm_class_used_by_span(shards, pages, log2, level),
                            cldm_class_used(shards, pages, c, level));
+          assert_int_equal(cldm_class_used_clamp(floor, cldm_class_shards(shards, pages, c), level),
+                           cldm_class_used(shards, pages, c, level));
+        }
       }
     }
 }
