@@ -764,6 +764,13 @@ static void test_wrong_id_kinds(void **state) {
     translate_fails(w, m.size, &h200, CLDM_PTX_E_MALFORMED, "used in a type");
     w[st + 2] = keep;
   }
+  size_t atom = find_op(w, nw, 234 /* OpAtomicIAdd */, 0);
+  assert_true(atom > 0 && (w[atom] >> 16) == 7);
+  keep = w[atom + 3];
+  w[atom + 3] = w[atom + 6]; /* an atomic add on its own integer operand (a mutant that made
+                              * LLVMSPIRVLib 15 use freed memory) */
+  translate_fails(w, m.size, &h200, CLDM_PTX_E_MALFORMED, "is no pointer, used as an address");
+  w[atom + 3] = keep;
   size_t br = find_op(w, nw, 249 /* OpBranch */, 0);
   assert_true(br > 0);
   keep = w[br + 1];

@@ -14,7 +14,11 @@
  *   - in function bodies, value operands name values of the same function or module-scope
  *     values; labels appear only as branch, merge, switch and phi-parent targets; types only
  *     as OpFunction's function type; functions only as OpFunctionCall's callee; an extended
- *     instruction set only as OpExtInst's set.
+ *     instruction set only as OpExtInst's set;
+ *   - the operands that memory instructions (loads, stores, copies, access chains, atomics,
+ *     lifetimes, pointer casts and comparisons) read as addresses are pointers: an atomic add
+ *     on an integer made LLVMSPIRVLib 15 use a freed function (ASan: a memmove of negative
+ *     size inside readSpirv).
  * It is no validator (spirv-val rejects modules that clang-15 -O2 + llvm-spirv-15 emit and
  * drivers accept, e.g. blocks laid out before their dominators, so a full validation would
  * refuse real programs); it rules out the classes of damage seen when fuzzing the translator.
@@ -55,6 +59,64 @@ static int label_position(uint32_t op, uint32_t pos) {
   default:
     return 0;
   }
+}
+
+/* 1 if operand word `pos` of instruction `op` is an address (SPIR-V 1.6 unified spec, 3.42:
+ * the "Pointer" operands of memory, atomic and conversion instructions). */
+static int pointer_position(uint32_t op, uint32_t pos) {
+  switch (op) {
+  case SpvOpStore:
+  case SpvOpAtomicStore:
+  case SpvOpAtomicFlagClear:
+  case SpvOpLifetimeStart:
+  case SpvOpLifetimeStop:
+    return pos == 1;
+  case SpvOpCopyMemory:
+  case SpvOpCopyMemorySized:
+    return pos == 1 || pos == 2;
+  case SpvOpPtrEqual:
+  case SpvOpPtrNotEqual:
+  case SpvOpPtrDiff:
+    return pos == 3 || pos == 4;
+  case SpvOpLoad:
+  case SpvOpAccessChain:
+  case SpvOpInBoundsAccessChain:
+  case SpvOpPtrAccessChain:
+  case SpvOpInBoundsPtrAccessChain:
+  case SpvOpGenericCastToPtr:
+  case SpvOpGenericCastToPtrExplicit:
+  case SpvOpPtrCastToGeneric:
+  case SpvOpConvertPtrToU:
+  case SpvOpGenericPtrMemSemantics:
+  case SpvOpAtomicLoad:
+  case SpvOpAtomicExchange:
+  case SpvOpAtomicCompareExchange:
+  case SpvOpAtomicCompareExchangeWeak:
+  case SpvOpAtomicIIncrement:
+  case SpvOpAtomicIDecrement:
+  case SpvOpAtomicIAdd:
+  case SpvOpAtomicISub:
+  case SpvOpAtomicSMin:
+  case SpvOpAtomicUMin:
+  case SpvOpAtomicSMax:
+  case SpvOpAtomicUMax:
+  case SpvOpAtomicAnd:
+  case SpvOpAtomicOr:
+  case SpvOpAtomicXor:
+  case SpvOpAtomicFlagTestAndSet:
+  case SpvOpAtomicFMinEXT:
+  case SpvOpAtomicFMaxEXT:
+  case SpvOpAtomicFAddEXT:
+    return pos == 3;
+  default:
+    return 0;
+  }
+}
+
+/* 1 if value `id` (which has a type) is of pointer type. */
+static int is_pointer(const cldm_spirv_module *m, uint32_t id) {
+  uint32_t t = m->ids[id].type;
+  return t < m->bound && m->ids[t].def && m->inst[m->ids[t].def - 1].op == SpvOpTypePointer;
 }
 
 static cldm_ptx_status bad(vctx *v, const cldm_spirv_module *m, uint32_t ii, uint32_t id,
@@ -120,6 +182,8 @@ static cldm_spirv_status on_operand(void *ctx, const cldm_spirv_module *m, uint3
     st = bad(v, m, ii, id, "has no type, used as a value");
   } else if (d >= m->sec[CLDM_SPIRV_SEC_FUNCTION] && (d < v->fn_begin || d > v->fn_end)) {
     st = bad(v, m, ii, id, "is a value of another function");
+  } else if (pointer_position(op, o->pos) && !is_pointer(m, id)) {
+    st = bad(v, m, ii, id, "is no pointer, used as an address");
   }
   /* The engine's walker only knows its own statuses: report ours through a marker. */
   return st ? CLDM_SPIRV_E_INVALID : CLDM_SPIRV_OK;
