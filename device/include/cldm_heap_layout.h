@@ -459,11 +459,13 @@ static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, 
   return n;
 }
 
-/* cldm_class_shards() and cldm_class_used() of a class whose span is 2^span_log2 pages, with
- * shifts instead of divisions and loops (the pages per shard and both divisors are powers of
- * two); tests/device/test_layout.c checks them against those for every class and heap size. */
-static inline cldm_u32 cldm_pow2_floor(cldm_u32 x) { return x ? 1u << cldm_log2_floor(x) : 1u; }
-/* The same with the count of leading zeros (a builtin of each language). */
+/* The largest power of two <= x (1 for 0): by the count of leading zeros (a builtin of each
+ * language), or by cldm_log2_floor's branches where CLDM_NV is set: the PTX route keeps the code
+ * measured on the H200 (bench/results/2026-12-04-nvidia-h200-backoff). The branches cost pocl a
+ * quarter of a malloc's samples (bench/results/2026-12-04-pocl-cpu). */
+static inline cldm_u32 cldm_pow2_floor_log2(cldm_u32 x) {
+  return x ? 1u << cldm_log2_floor(x) : 1u;
+}
 static inline cldm_u32 cldm_pow2_floor_clz(cldm_u32 x) {
 #ifdef __OPENCL_C_VERSION__
   return x ? 1u << (31u - clz(x)) : 1u;
@@ -471,11 +473,34 @@ static inline cldm_u32 cldm_pow2_floor_clz(cldm_u32 x) {
   return x ? 1u << (31u - (cldm_u32)__builtin_clz(x)) : 1u;
 #endif
 }
+static inline cldm_u32 cldm_pow2_floor(cldm_u32 x) {
+#if defined(__OPENCL_C_VERSION__) && CLDM_NV
+  return cldm_pow2_floor_log2(x);
+#else
+  return cldm_pow2_floor_clz(x);
+#endif
+}
+
+/* cldm_class_shards() and cldm_class_used() of a class whose span is 2^span_log2 pages, with
+ * shifts instead of divisions and loops (the pages per shard and both divisors are powers of
+ * two): the cap, the floor (the rows at level 0) and the rows at a level, 2^level within
+ * [floor, cap]. tests/device/test_layout.c checks them against those for every class, heap size
+ * and level. */
 static inline cldm_u32 cldm_class_shards_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
                                                  cldm_u32 span_log2) {
   cldm_u32 n = cldm_pow2_floor(num_pages >> (cldm_log2_floor(CLDM_CLASS_HOARD_DIV) + span_log2));
   return n < num_shards ? n : num_shards;
 }
+static inline cldm_u32 cldm_class_floor_by_span(cldm_u32 num_pages, cldm_u32 span_log2,
+                                                cldm_u32 cap) {
+  cldm_u32 n = cldm_pow2_floor(num_pages >> (cldm_log2_floor(CLDM_CLASS_FLOOR_DIV) + span_log2));
+  return n < cap ? n : cap;
+}
+static inline cldm_u32 cldm_class_used_clamp(cldm_u32 floor, cldm_u32 cap, cldm_u32 level) {
+  cldm_u32 n = level < 31u ? 1u << level : cap;
+  return n < floor ? floor : n < cap ? n : cap;
+}
+/* (as the PTX route was measured: the same as cldm_class_used_clamp of the floor and the cap) */
 static inline cldm_u32 cldm_class_used_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
                                                cldm_u32 span_log2, cldm_u32 level) {
   cldm_u32 cap = cldm_class_shards_by_span(num_shards, num_pages, span_log2);
@@ -484,13 +509,6 @@ static inline cldm_u32 cldm_class_used_by_span(cldm_u32 num_shards, cldm_u32 num
   if (level >= 31u || (1u << level) > n)
     n = level < 31u && (1u << level) < cap ? 1u << level : cap;
   return n;
-}
-
-/* cldm_class_used() at `level` from its value at level 0 (`floor`) and cldm_class_shards()
- * (`cap`): 2^level within [floor, cap] (tests/device/test_layout.c checks it for every class). */
-static inline cldm_u32 cldm_class_used_clamp(cldm_u32 floor, cldm_u32 cap, cldm_u32 level) {
-  cldm_u32 n = level < 31u ? 1u << level : cap;
-  return n < floor ? floor : n < cap ? n : cap;
 }
 
 #endif /* CLDM_HEAP_LAYOUT_H */

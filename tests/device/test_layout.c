@@ -210,7 +210,7 @@ static uint32_t span_log2_packed(uint32_t c, uint32_t big) {
 static void test_class_spans_packed(void **state) {
   (void)state;
   for (uint32_t x = 0; x < (1u << 20); x++)
-    assert_int_equal(cldm_pow2_floor_clz(x), cldm_pow2_floor(x));
+    assert_int_equal(cldm_pow2_floor_clz(x), cldm_pow2_floor_log2(x));
   for (uint32_t b = 20; b < 32; b++)
     assert_int_equal(cldm_pow2_floor_clz((1u << b) + b), 1u << b);
   assert_int_equal(0 CLDM_CLASS_LIST(COUNT_ENTRY, 0), CLDM_NUM_CLASSES);
@@ -234,6 +234,8 @@ static void test_class_spans_packed(void **state) {
         assert_int_equal(cldm_class_shards_by_span(shards, pages, log2),
                          cldm_class_shards(shards, pages, c));
         uint32_t floor = cldm_class_used(shards, pages, c, 0);
+        assert_int_equal(cldm_class_floor_by_span(pages, log2, cldm_class_shards(shards, pages, c)),
+                         floor);
         for (uint32_t level = 0; level <= 32; level++) {
           assert_int_equal(cldm_class_used_by_span(shards, pages, log2, level),
                            cldm_class_used(shards, pages, c, level));
