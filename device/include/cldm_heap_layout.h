@@ -89,7 +89,9 @@ typedef uint64_t cldm_u64;
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
  * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the row after it, word c's low 32 bits are the header's count of fresh
- * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image); in the last row, word c is class c's change count (low 32
+ * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image), its high 32 bits class
+ * c's drawn stamp (0 in the image: none): its change count + 1 when a borrower last drew from every
+ * current slab of it and found no ticket (device/cl/cldm_slab.clh, cldm_slab_borrow); in the last row, word c is class c's change count (low 32
  * bits: slabs of the class installed, units given back) and its refills in progress (high 32
  * bits), both 0 in the image: what the class's last resort watches, so that events of other
  * classes do not send its search round again. */

@@ -684,7 +684,7 @@ static void test_room_index(void **state) {
 
 /* Borrowing from tickets (cldm_slab_borrow, spec 2.1): the free slots of a slab made current
  * again are its W word's tickets, and its room mark is gone. A heap full of 32 B blocks with
- * every other one freed, one 32 B malloc (its refill makes a slab with holes current again, its
+ * every other one freed, a 16 B malloc that gets NULL (a drawn stamp), one 32 B malloc (its refill makes a slab with holes current again, its
  * free slots tickets), the room index wiped: the only free slots a 16 B request can have are
  * those tickets, and every one of them must be served (on the H200, 48 B requests got NULL while
  * 154 free 64 B slots were tickets, before borrowers drew them). */
@@ -699,6 +699,11 @@ static void test_borrow_tickets(void **state) {
   uint32_t *sizes = malloc(requests * 4);
   assert_int_equal(fill_class(&heap, 32, requests, offs, sizes), cap);
   free_odd_slots(&heap, 32, offs, requests, gone);
+  room_census(&heap, c32, 2, &marked, &others, &hidden); /* every mark wiped */
+  /* a 16 B request now finds no mark and no ticket: NULL, and the 32 B class's drawn stamp (no
+   * ticket in any of its current slabs); the slab made current again below counts a change,
+   * which must end that stamp, or the borrowers after it would skip those tickets */
+  assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
   uint64_t one = malloc_one(&heap, 32);
   assert_true(one != CLDM_DTEST_NULL_OFF);
   uint64_t tickets = current_tickets(&heap, c32);
