@@ -184,8 +184,9 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Word position of the memory-semantics operand(s) of an atomic instruction, 0 if none. */
-static void semantics_positions(uint32_t op, unsigned *first, unsigned *second) {
+/* Word position of the memory-semantics operand(s) of an atomic instruction, 0 if none (its
+ * pointer is always two words before the first: pointer, scope, semantics). */
+void cldm_ptx_atomic_semantics(uint32_t op, unsigned *first, unsigned *second) {
   *first = *second = 0;
   switch (op) {
   case SpvOpAtomicLoad:
@@ -446,7 +447,7 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words, cl
       break;
     default: {
       unsigned a, b;
-      semantics_positions(op, &a, &b);
+      cldm_ptx_atomic_semantics(op, &a, &b);
       if (a) {
         if (nat == capat) {
           size_t *n = realloc(at, 2 * capat * sizeof *at);
@@ -471,7 +472,7 @@ cldm_ptx_status cldm_ptx_check_spirv(const uint32_t *words, size_t num_words, cl
     const uint32_t *w = words + at[k];
     uint32_t wc = w[0] >> 16, op = w[0] & 0xffffu;
     unsigned pos[2];
-    semantics_positions(op, &pos[0], &pos[1]);
+    cldm_ptx_atomic_semantics(op, &pos[0], &pos[1]);
     for (int j = 0; j < 2 && pos[j] && !st; j++) {
       if (pos[j] >= wc) {
         cldm_ptx_log_printf(log, "malformed SPIR-V: word %zu: %s has too few operands\n", at[k],

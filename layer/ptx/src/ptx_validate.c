@@ -66,8 +66,6 @@ static int label_position(uint32_t op, uint32_t pos) {
 static int pointer_position(uint32_t op, uint32_t pos) {
   switch (op) {
   case SpvOpStore:
-  case SpvOpAtomicStore:
-  case SpvOpAtomicFlagClear:
   case SpvOpLifetimeStart:
   case SpvOpLifetimeStop:
     return pos == 1;
@@ -88,35 +86,13 @@ static int pointer_position(uint32_t op, uint32_t pos) {
   case SpvOpPtrCastToGeneric:
   case SpvOpConvertPtrToU:
   case SpvOpGenericPtrMemSemantics:
-  case SpvOpAtomicLoad:
-  case SpvOpAtomicExchange:
-  case SpvOpAtomicCompareExchange:
-  case SpvOpAtomicCompareExchangeWeak:
-  case SpvOpAtomicIIncrement:
-  case SpvOpAtomicIDecrement:
-  case SpvOpAtomicIAdd:
-  case SpvOpAtomicISub:
-  case SpvOpAtomicSMin:
-  case SpvOpAtomicUMin:
-  case SpvOpAtomicSMax:
-  case SpvOpAtomicUMax:
-  case SpvOpAtomicAnd:
-  case SpvOpAtomicOr:
-  case SpvOpAtomicXor:
-  case SpvOpAtomicFlagTestAndSet:
-  case SpvOpAtomicFMinEXT:
-  case SpvOpAtomicFMaxEXT:
-  case SpvOpAtomicFAddEXT:
     return pos == 3;
-  default:
-    return 0;
+  default: {
+    unsigned first, second;
+    cldm_ptx_atomic_semantics(op, &first, &second); /* atomics: pointer, scope, semantics */
+    return first && pos + 2u == first;
   }
-}
-
-/* 1 if value `id` (which has a type) is of pointer type. */
-static int is_pointer(const cldm_spirv_module *m, uint32_t id) {
-  uint32_t t = m->ids[id].type;
-  return t < m->bound && m->ids[t].def && m->inst[m->ids[t].def - 1].op == SpvOpTypePointer;
+  }
 }
 
 static cldm_ptx_status bad(vctx *v, const cldm_spirv_module *m, uint32_t ii, uint32_t id,
@@ -182,7 +158,7 @@ static cldm_spirv_status on_operand(void *ctx, const cldm_spirv_module *m, uint3
     st = bad(v, m, ii, id, "has no type, used as a value");
   } else if (d >= m->sec[CLDM_SPIRV_SEC_FUNCTION] && (d < v->fn_begin || d > v->fn_end)) {
     st = bad(v, m, ii, id, "is a value of another function");
-  } else if (pointer_position(op, o->pos) && !is_pointer(m, id)) {
+  } else if (pointer_position(op, o->pos) && !cldm_spirv_pointer(m, m->ids[id].type, NULL, NULL)) {
     st = bad(v, m, ii, id, "is no pointer, used as an address");
   }
   /* The engine's walker only knows its own statuses: report ours through a marker. */
