@@ -21,7 +21,7 @@
  *              |      seen full), 0 in the image                              |   |
  *              |      u64[80] class row: per class, its shard level           |   |
  *              +--------------------------------------------------------------+   | the host to
- *              | descs u32[num_pages]  kind:8 | count:24                      |   | create or
+ *              | descs u32[num_pages]  kind:8|watch:1|count:23                |   | create or
  *              +--------------------------------------------------------------+   | reset (W:
  *              | pool  u32[ceil(num_pages/32)]  bit set = page taken (truth)  |   | no page;
  *              +--------------------------------------------------------------+   | the rest

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 11u
+#define CLDM_HEAP_LAYOUT_VERSION 12u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -57,18 +57,22 @@ typedef uint64_t cldm_u64;
 #define CLDM_BIG_SLABS_PAGES 16384u /* large heap: at least 1 GiB of pages */
 
 /* ---- page descriptor (one 32-bit word per page) ------------------------------------------ */
-/* bits 31..24: kind; bits 23..0: count.
+/* bits 31..24: kind; bit 23: watch; bits 22..0: count.
  *   kind 0            free page (its pool bit is clear, or about to be)
  *   kind 1..72        head of a slab (span) of class kind-1; count = units held: one per set
  *                     slot bit, one per ticket not yet issued while the slab is a current page
- *                     (see cldm_slab.clh), one per search that pinned it for a moment
+ *                     (see cldm_slab.clh), one per search that pinned it for a moment; watch
+ *                     (CLDM_DESC_WATCH, 0 in the image): a flush of the last resort kept the
+ *                     slab current because it held an allocation, and the next free of it
+ *                     counts (CLDM_HDR_WORD_WATCHED) and clears the bit
  *   kind 0xF1..0xF7   later page of a span, at distance kind-0xF0 from its head; count 0
  *   kind LARGE_HEAD   first page of a run (large allocation)
  *   kind LARGE_TAIL   later page of a run
  * Kinds change only by adding or subtracting the kind byte (or by a CAS of the whole word), so
  * a count that a search added and takes back a moment later never loses a kind change. */
 #define CLDM_DESC_KIND_SHIFT 24u
-#define CLDM_DESC_COUNT_MASK 0x00FFFFFFu
+#define CLDM_DESC_COUNT_MASK 0x007FFFFFu
+#define CLDM_DESC_WATCH 0x00800000u
 #define CLDM_DESC_KIND_FREE 0u
 #define CLDM_DESC_KIND_SPAN_TAIL0 0xF0u /* + distance to the head, 1..7 */
 #define CLDM_DESC_KIND_LARGE_TAIL 0xFEu
@@ -236,7 +240,8 @@ typedef struct cldm_heap_header {
                                given back): a hint for the same search */
   cldm_u32 pad2[12];  /* 144 [0]: unused (the pool-give count was here; it is in the rows of
                                W now, CLDM_W_GIVES); [1]: fresh spans installed as current slabs
-                               (CLDM_HDR_WORD_INSTALLS) */
+                               (CLDM_HDR_WORD_INSTALLS); [2]: frees of watched slabs
+                               (CLDM_HDR_WORD_WATCHED) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -255,6 +260,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: fresh spans installed (what a flush can end) */
+#define CLDM_HDR_WORD_WATCHED 38u  /* pad2[2]: frees of slabs a flush kept (CLDM_DESC_WATCH) */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */

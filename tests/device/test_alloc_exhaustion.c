@@ -2,7 +2,8 @@
  * test_alloc_exhaustion.c — end-to-end tests of one allocator module: exhaustion, class by
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
  * its free pages straddle two pool words; every hole found again in a heap whose pool is dry; the
- * pool's summary kept up, and never trusted for NULL; the room index kept up, and not trusted;
+ * pool's summary kept up, and never trusted for NULL; the stamps of full classes ended by a
+ * slab of another class that frees emptied; the room index kept up, and not trusted;
  * full classes borrowing larger classes' free slots.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
@@ -441,6 +442,95 @@ static void test_stamps_end_with_room(void **state) {
   free(sizes);
 }
 
+/* The stamps and the current slabs of other classes (spec 2.1: NULL only after the pages held
+ * for allocations nobody has made were given back): a 1 KiB slab current with two blocks, the
+ * rest of the heap 16 B blocks until a search stamps the 16 B class full. Freeing one 1 KiB
+ * block leaves the slab holding the other: still NULL. Freeing the second leaves the slab
+ * holding nothing but its unissued tickets, and no count the stamp compares moves (no page is
+ * given back, no slab installed, no 16 B slab gets room): the next 16 B request must still end
+ * that slab's epoch and be served from its page, not answer NULL from the stamp. */
+static void test_stamps_see_emptied_slab(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint64_t base = first_page_offset(&heap),
+           failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  uint32_t c16 = cldm_class_of(16), c1k = cldm_class_of(1024);
+  assert_int_equal(cldm_class_span_pages(c1k, pages), 1);
+  assert_int_equal(cldm_class_span_pages(c16, pages), 1);
+  uint64_t kept[2] = {malloc_one(&heap, 1024), malloc_one(&heap, 1024)};
+  uint64_t page = (kept[0] - base) / CLDM_PAGE_BYTES;
+  assert_int_equal((kept[1] - base) / CLDM_PAGE_BYTES, page); /* one current slab */
+  size_t cap = (size_t)(pages - 1u) * cldm_class_slots(c16, pages), requests = cap + 64;
+  uint64_t *offs = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 16, requests, offs, sizes), cap);
+  uint64_t nulls = requests - cap;
+  for (int i = 0; i < 2; i++, nulls++) /* the stamp's NULLs */
+    assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
+  run_free_offs(&heap, &kept[0], 1);
+  assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF); /* the slab still holds one */
+  nulls++;
+  run_free_offs(&heap, &kept[1], 1);
+  uint64_t got = malloc_one(&heap, 16);
+  assert_true(got != CLDM_DTEST_NULL_OFF);
+  assert_int_equal((got - base) / CLDM_PAGE_BYTES, page);
+  run_free_offs(&heap, &got, 1);
+  run_free_offs(&heap, offs, requests);
+  assert_stats(&heap, 0, 0, failed0 + nulls, 0);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
+/* The same for a partly used slab made current again (cldm_slab_reinstall) after the stamp,
+ * which no flush has looked at: a heap full of 1 KiB blocks with every other one freed (the
+ * pool dry), a 16 B request stamps its class full, a 1 KiB request makes a slab with holes
+ * current again; its blocks all freed, the next 16 B request must be served from its page. */
+static void test_stamps_see_reused_slab(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint64_t base = first_page_offset(&heap),
+           failed0 = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  uint32_t c1k = cldm_class_of(1024);
+  assert_int_equal(cldm_class_span_pages(c1k, pages), 1);
+  size_t cap = (size_t)pages * cldm_class_slots(c1k, pages), requests = cap + 16;
+  uint64_t *offs = malloc(requests * 8), *gone = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  assert_int_equal(fill_class(&heap, 1024, requests, offs, sizes), cap);
+  uint64_t nulls = requests - cap;
+  free_odd_slots(&heap, 1024, offs, requests, gone);
+  for (int i = 0; i < 2; i++, nulls++) /* a search and the stamp */
+    assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF);
+  uint64_t one = malloc_one(&heap, 1024); /* a slab with holes becomes current */
+  assert_true(one != CLDM_DTEST_NULL_OFF);
+  uint64_t page = (one - base) / CLDM_PAGE_BYTES;
+  size_t n = 0;
+  gone[n++] = one;
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] - base) / CLDM_PAGE_BYTES == page) {
+      gone[n++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  assert_int_equal(n, cldm_class_slots(c1k, pages) / 2 + 1);
+  run_free_offs(&heap, gone, n);
+  uint64_t got = malloc_one(&heap, 16);
+  assert_true(got != CLDM_DTEST_NULL_OFF);
+  assert_int_equal((got - base) / CLDM_PAGE_BYTES, page);
+  run_free_offs(&heap, &got, 1);
+  run_free_offs(&heap, offs, requests);
+  assert_stats(&heap, 0, 0, failed0 + nulls, 0);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(gone);
+  free(sizes);
+}
+
 static void test_holes_in_dry_heap(void **state) {
   (void)state;
   require_module();
@@ -820,6 +910,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_run_across_words),
       cmocka_unit_test(test_holes_in_dry_heap),
       cmocka_unit_test(test_stamps_end_with_room),
+      cmocka_unit_test(test_stamps_see_emptied_slab),
+      cmocka_unit_test(test_stamps_see_reused_slab),
       cmocka_unit_test(test_pool_summary),
       cmocka_unit_test(test_pool_packing),
       cmocka_unit_test(test_room_index),
