@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 12u
+#define CLDM_HEAP_LAYOUT_VERSION 13u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -181,6 +181,23 @@ static inline cldm_u32 cldm_room_bytes(cldm_u32 pool_words) {
   return 4u * (CLDM_ROOM_TOP_WORDS + CLDM_NUM_CLASSES * cldm_room_row_words(pool_words));
 }
 
+/* ---- the slab index (device/cl/cldm_slab.clh) -------------------------------------------- */
+/* After the room index (which ends on a 64-byte line), at the header's index offset
+ * (CLDM_HDR_WORD_INDEX_OFFSET), one row per class, CLDM_NUM_CLASSES rows of
+ * cldm_slab_index_row_words() words, a bit per page (0 in the image): bit p of class c's row
+ * is set while page p is the head of a slab of class c. Unlike the room index it is exact: the
+ * refill that claims a span sets the bit before the span is published, and the retire (or the
+ * give-back of a span never published) clears it before the pages return to the pool, so that
+ * between launches the rows and the descriptors agree page for page. The last resort searches
+ * the set bits of its class's row instead of every descriptor. */
+static inline cldm_u32 cldm_slab_index_row_words(cldm_u32 pool_words) {
+  return (pool_words + 15u) & ~15u; /* rows on their own lines */
+}
+/* Bytes of the whole slab index. */
+static inline cldm_u32 cldm_slab_index_bytes(cldm_u32 pool_words) {
+  return 4u * CLDM_NUM_CLASSES * cldm_slab_index_row_words(pool_words);
+}
+
 /* ---- the page area ----------------------------------------------------------------------- */
 /* Page 0 starts at the first CLDM_PAGE_BYTES-aligned device address at or after base +
  * pages_offset, so that every page is aligned to its size in absolute address and every slot of
@@ -249,8 +266,9 @@ typedef struct cldm_heap_header {
                                  pages) */
   cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
                                   base, 0 if the heap is not checked; [1]: its event-log
-                                  entries (CLDM_HDR_WORD_CHECK_*: the words are named there, not
-                                  as fields, so the type the other modules see is unchanged) */
+                                  entries; [2]: the slab index, bytes from the heap base
+                                  (CLDM_HDR_WORD_*: the words are named there, not as fields,
+                                  so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
@@ -264,6 +282,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
+#define CLDM_HDR_WORD_INDEX_OFFSET 54u   /* pad3[2]: the slab index (geometry, read-only) */
 #define CLDM_HDR_WORD_SPREAD 19u         /* pad1[0]: calls of the cl20spread test variant */
 #define CLDM_HDR_WORD_SPREAD_PAGES 20u   /* pad1[1]: pages the classes' spread may hold */
 /* The current slabs that classes add by spreading over more shards (device/cl/cldm_slab.clh,
@@ -272,6 +291,7 @@ typedef struct cldm_heap_header {
 #define CLDM_SPREAD_BUDGET_DIV 8u
 #define cldm_hdr_check_offset(hd) ((hd).pad3[0])
 #define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
+#define cldm_hdr_index_offset(hd) ((hd).pad3[2])
 
 /* ---- checked mode (device/cl/cldm_check.clh; built with CLDM_CHECKED=1) ----------------- */
 /* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset

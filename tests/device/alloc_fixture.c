@@ -145,8 +145,35 @@ size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const u
   return m;
 }
 
+void assert_index_exact(const cldm_dtest_heap *heap) {
+  cldm_heap_header hd;
+  cldm_dtest_read(&g_env, heap->buf, sizeof hd, &hd);
+  unsigned char *img = malloc(hd.image_bytes);
+  cldm_dtest_read(&g_env, heap->buf, hd.image_bytes, img);
+  const uint32_t *descs = (const uint32_t *)(img + hd.descs_offset);
+  /* the rows after the room index, where the header says (cldm_heap_layout.h) */
+  size_t at = cldm_hdr_index_offset(hd);
+  assert_int_equal(at, hd.pool_offset + cldm_room_after_pool_bytes(hd.pool_words) +
+                           cldm_room_bytes(hd.pool_words));
+  assert_true(at + cldm_slab_index_bytes(hd.pool_words) <= hd.bitmaps_offset);
+  const uint32_t *rows = (const uint32_t *)(img + at);
+  uint32_t row_words = cldm_slab_index_row_words(hd.pool_words), wrong = 0;
+  for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++)
+    for (uint32_t w = 0; w < row_words; w++)
+      for (uint32_t b = 0; b < 32; b++) {
+        uint32_t p = 32 * w + b, listed = rows[(size_t)c * row_words + w] >> b & 1u;
+        uint32_t head = p < hd.num_pages && descs[p] >> CLDM_DESC_KIND_SHIFT == c + 1;
+        if (listed != head && wrong++ < 8)
+          fprintf(stderr, "slab index: class %u page %u listed %u, descriptor 0x%08x\n", c, p,
+                  listed, p < hd.num_pages ? descs[p] : 0u);
+      }
+  free(img);
+  assert_int_equal(wrong, 0);
+}
+
 void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                   uint64_t invalid) {
+  assert_index_exact(heap);
   cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, heap);
   if (s.bytes_in_use != bytes || s.live_allocations != live || s.failed_allocations != failed ||
       s.invalid_frees != invalid)
@@ -212,6 +239,7 @@ uint64_t malloc_one(const cldm_dtest_heap *heap, uint32_t size) {
 }
 
 void assert_whole_heap_free(const cldm_dtest_heap *heap) {
+  assert_index_exact(heap);
   cldm_heap_stats before = cldm_dtest_heap_stats(&g_env, heap);
   uint64_t off = malloc_one(heap, (uint32_t)heap->usable_bytes);
   assert_true(off != CLDM_DTEST_NULL_OFF);

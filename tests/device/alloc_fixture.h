@@ -85,8 +85,12 @@ uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const
  * Returns how many there are. */
 size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n);
-/* Asserts the heap's counters: bytes in use, live allocations, failed allocations, invalid
- * frees (and size; bytes held and their peak within bounds). */
+/* Asserts that the slab index (cldm_heap_layout.h) lists exactly the slab heads that the page
+ * descriptors name, class by class (between launches the two agree page for page). */
+void assert_index_exact(const cldm_dtest_heap *heap);
+/* Asserts the slab index (assert_index_exact) and the heap's counters: bytes in use, live
+ * allocations, failed allocations, invalid frees (and size; bytes held and their peak within
+ * bounds). */
 void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,
                   uint64_t invalid);
 /* Asserts the whole heap is free: one allocation of every usable byte succeeds (which needs
