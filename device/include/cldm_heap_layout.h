@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 13u
+#define CLDM_HEAP_LAYOUT_VERSION 14u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -63,8 +63,10 @@ typedef uint64_t cldm_u64;
  *                     slot bit, one per ticket not yet issued while the slab is a current page
  *                     (see cldm_slab.clh), one per search that pinned it for a moment; watch
  *                     (CLDM_DESC_WATCH, 0 in the image): a flush of the last resort kept the
- *                     slab current because it held an allocation, and the next free of it
- *                     counts (CLDM_HDR_WORD_WATCHED) and clears the bit
+ *                     slab current because it held an allocation (or a refill made a partly
+ *                     used slab current again), and the next drop of it counts
+ *                     (CLDM_HDR_WORD_WATCHED) and clears the bit (a flush that raced with
+ *                     the slab's end may leave the bit on any kind: every reader masks it)
  *   kind 0xF1..0xF7   later page of a span, at distance kind-0xF0 from its head; count 0
  *   kind LARGE_HEAD   first page of a run (large allocation)
  *   kind LARGE_TAIL   later page of a run
@@ -92,13 +94,18 @@ typedef uint64_t cldm_u64;
  * stamp row: word c is the stamp of the last search of class c's last resort that found
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
- * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the row after it, word c's low 32 bits are the header's count of fresh
- * spans installed (CLDM_HDR_WORD_INSTALLS) that search saw (0 in the image), its high 32 bits class
- * c's drawn stamp (0 in the image: none): its change count + 1 when a borrower last drew from every
- * current slab of it and found no ticket (device/cl/cldm_slab.clh, cldm_slab_borrow); in the last row, word c is class c's change count (low 32
- * bits: slabs of the class installed, units given back) and its refills in progress (high 32
- * bits), both 0 in the image: what the class's last resort watches, so that events of other
- * classes do not send its search round again. */
+ * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the
+ * row after it, word c's low 32 bits are the header's count of fresh spans installed
+ * (CLDM_HDR_WORD_INSTALLS) plus its count of frees of watched slabs (CLDM_HDR_WORD_WATCHED) that
+ * search saw (0 in the image), its high 32 bits class c's drawn stamp (0 in the image: none):
+ * its change count + 1 when a borrower last drew from every current slab of it and found no
+ * ticket (device/cl/cldm_slab.clh, cldm_slab_borrow); in the row after that, word c is class c's
+ * change count (low 32 bits: slabs of the class installed, units given back) and its refills in
+ * progress (high 32 bits), both 0 in the image: what the class's last resort watches, so that
+ * events of other classes do not send its search round again; in the last row, word c's low 32
+ * bits are class c's flush mark (0 in the image): its change count plus the header's count of
+ * frees of watched slabs, as read before the last flush of its current slabs
+ * (cldm_slab_flush). */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
@@ -278,7 +285,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
 #define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: fresh spans installed (what a flush can end) */
-#define CLDM_HDR_WORD_WATCHED 38u  /* pad2[2]: frees of slabs a flush kept (CLDM_DESC_WATCH) */
+#define CLDM_HDR_WORD_WATCHED 38u  /* pad2[2]: frees of watched slabs (CLDM_DESC_WATCH) */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */

@@ -108,7 +108,7 @@ static void test_sizes(void **state) {
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
     assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
     /* the shard rows, the class row, the stamp rows, the classes' change and refill counts */
-    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + 4u) <= h.descs_offset);
+    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + 5u) <= h.descs_offset);
     assert_int_equal(h.num_shards, cldm_heap_shards(h.num_pages));
     assert_int_equal(h.image_bytes, image);
     free(img);
