@@ -1,6 +1,7 @@
 /*
  * test_alloc_stress.c — end-to-end tests of one allocator module: the random stress test
- * (CLDM_TEST_STRESS_SCALE scales it) and contention of many work-items for a few slots.
+ * (CLDM_TEST_STRESS_SCALE scales it), on a heap that holds it and on one it keeps full, and
+ * contention of many work-items for a few slots.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
 #include <stdio.h>
@@ -10,18 +11,35 @@
 #include "alloc_fixture.h"
 
 /* Every work-item allocates, fills, checks and frees random sizes (16 B..8 KiB, 1 in 64 large)
- * with up to 4 live at a time, over several launches. */
-static void test_stress(void **state) {
-  (void)state;
-  require_module();
+ * with up to 4 live at a time, over several launches, on a heap of `heap_bytes`; with `prefill`,
+ * on a heap first filled with blocks of that size and every other one of them freed (the blocks
+ * left stay through the launches); returns the NULLs of the last launch. */
+static uint32_t stress_rounds(size_t heap_bytes, uint32_t prefill) {
   const char *scale_env = getenv("CLDM_TEST_STRESS_SCALE");
   size_t scale = scale_env ? (size_t)strtoul(scale_env, NULL, 10) : 1;
   if (scale == 0)
     scale = 1;
   size_t items = ((size_t)1 << 13) * scale;
   cl_uint steps = 16, large_one_in = 64;
-  uint32_t zero = 0;
-  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 64u << 20);
+  uint32_t zero = 0, nulls = 0;
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, heap_bytes);
+  size_t kept = 0, asked = prefill ? heap.usable_bytes / prefill + 64 : 0;
+  uint64_t *offs = malloc((asked ? asked : 1) * 8), *gone = malloc((asked ? asked : 1) * 8);
+  uint32_t *sizes = malloc((asked ? asked : 1) * 4);
+  if (prefill) { /* full, then holes in every slab */
+    for (size_t i = 0; i < asked; i++)
+      sizes[i] = prefill;
+    run_malloc(&heap, sizes, offs, asked, 1);
+    size_t n = 0;
+    for (size_t i = 0; i < asked; i++)
+      if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] / prefill) % 2) {
+        gone[n++] = offs[i];
+        offs[i] = CLDM_DTEST_NULL_OFF;
+      }
+    run_free_offs(&heap, gone, n);
+    kept = check_disjoint(&heap, offs, sizes, asked);
+  }
+  uint64_t failed_fill = cldm_dtest_heap_stats(&g_env, &heap).failed_allocations;
   cl_mem be = cldm_dtest_buffer(&g_env, 4, &zero), bn = cldm_dtest_buffer(&g_env, 4, &zero);
   for (cl_uint round = 0; round < 3; round++) {
     cl_uint seed = 0xC0FFEEu + round;
@@ -32,18 +50,44 @@ static void test_stress(void **state) {
                     &steps, sizeof large_one_in, &large_one_in, sizeof(cl_mem), &be, sizeof(cl_mem),
                     &bn, (size_t)0);
     double t = cldm_dtest_run(&g_env, g_k[K_STRESS], items);
-    uint32_t errors = cldm_dtest_read_u32(&g_env, be), nulls = cldm_dtest_read_u32(&g_env, bn);
-    printf("stress round %u: %zu work-items x %u allocations in %.3f s, %u NULL\n", round, items,
-           steps, t, nulls);
+    uint32_t errors = cldm_dtest_read_u32(&g_env, be);
+    nulls = cldm_dtest_read_u32(&g_env, bn);
+    printf("stress round %u (%zu MiB heap): %zu work-items x %u allocations in %.3f s, %u NULL\n",
+           round, heap_bytes >> 20, items, steps, t, nulls);
     assert_int_equal(errors, 0);
     cldm_heap_stats s = cldm_dtest_heap_stats(&g_env, &heap);
     assert_int_equal(s.failed_allocations - failed0, nulls);
-    assert_stats(&heap, 0, 0, failed0 + nulls, 0);
+    assert_stats(&heap, kept * expected_bytes(prefill), kept, failed0 + nulls, 0);
+  }
+  if (prefill) {
+    assert_int_equal(run_check_free(&heap, sizes, offs, asked, 1), 0); /* intact, then freed */
+    assert_true(cldm_dtest_heap_stats(&g_env, &heap).failed_allocations > failed_fill);
   }
   assert_whole_heap_free(&heap);
+  free(offs);
+  free(gone);
+  free(sizes);
   clReleaseMemObject(be);
   clReleaseMemObject(bn);
   cldm_dtest_heap_release(&heap);
+  return nulls;
+}
+
+static void test_stress(void **state) {
+  (void)state;
+  require_module();
+  stress_rounds(64u << 20, 0u);
+}
+
+/* The same on a heap full of 64 B blocks with every other one freed (no free page, holes of
+ * one class): most calls find their class full while other work-items free, so the last
+ * resort's searches, flushes, stamps and borrows (cldm_slab.clh) run against concurrent frees,
+ * refills of the 64 B holes and retires; the blocks' patterns (the stress's and the fill's), the
+ * statistics, the slab index and the whole heap at the end must come out intact. */
+static void test_stress_full(void **state) {
+  (void)state;
+  require_module();
+  stress_rounds(4u << 20, 64u);
 }
 
 /* Prints, for diagnosis, every page whose descriptor count differs from the number of bits set
@@ -141,6 +185,7 @@ int main(int argc, char **argv) {
     return rc;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stress),
+      cmocka_unit_test(test_stress_full),
       cmocka_unit_test(test_contention),
   };
   return cmocka_run_group_tests_name(g_module, tests, alloc_group_setup, alloc_group_teardown);
