@@ -6,7 +6,7 @@
 # (tools/build.sh first).
 #
 #   tools/gpu-pack.sh [-o OUT.tar.xz] [--build DIR] [--sm NN] [--bin FILE]... [--data FILE]...
-#                     [--alt NAME=DIR]...
+#                     [--alt NAME=DIR]... [--no-clc]
 #
 #   -o        the archive (default: BUILD/cldm-gpu-pack.tar.xz)
 #   --build   the build directory (default: $CLDM_BUILD_DIR or build/)
@@ -18,6 +18,11 @@
 #             for several): its cldm_bench_alloc and allocator modules go to alt/NAME/, and
 #             run-bench.sh times them in the same run as this build's (same GPU, same bump
 #             kernel: an A/B comparison; heap layouts may differ, so each keeps its own program)
+#   --no-clc  without the OpenCL C compiler (libcldm-clc.so, and clang's libraries unless
+#             something else needs them): 41 MiB instead of 52 with three --alt, for runs of
+#             the benchmarks (their programs are SPIR-V) whose archive and the repository's
+#             files must fit the device tool's 64 MiB together; the demo and the tests of
+#             source programs need the compiler
 #
 # Layout of the archive (one top directory, cldm-gpu-pack/):
 #   run-tests.sh    tools/gpu-run.sh: the end-to-end tests of tests.list (tools/gpu-tests.py)
@@ -53,7 +58,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
-out="" sm=90
+out="" sm=90 no_clc=0
 extra_bins=() extra_data=() alts=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -63,7 +68,8 @@ while [ $# -gt 0 ]; do
     --bin) extra_bins+=("$2"); shift 2 ;;
     --data) extra_data+=("$2"); shift 2 ;;
     --alt) alts+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    --no-clc) no_clc=1; shift ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "gpu-pack: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -80,7 +86,7 @@ while read -r exe; do bins+=("$exe"); done < <(python3 "$root/tools/gpu-tests.py
 bins+=("${extra_bins[@]+"${extra_bins[@]}"}")
 core_libs=("$build/layer/libcldm-layer.so" "$build/layer/libcldm-ptx.so")
 # the OpenCL C compiler: the demo and the examples build their kernels from source
-[ -f "$build/layer/libcldm-clc.so" ] && core_libs+=("$build/layer/libcldm-clc.so")
+[ "$no_clc" = 0 ] && [ -f "$build/layer/libcldm-clc.so" ] && core_libs+=("$build/layer/libcldm-clc.so")
 for f in "${bins[@]}" "${core_libs[@]}"; do
   [ -f "$f" ] || die "$f not built (tools/build.sh, or drop it from CLDM_PACK_BINS)"
 done
