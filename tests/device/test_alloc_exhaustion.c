@@ -370,6 +370,33 @@ static void holes_round(cldm_dtest_heap *heap, const uint32_t *class_sizes, size
   free(s2);
 }
 
+/* Moves the blocks of offs[0 .. n) that lie in page `page` (base: page 0's offset) to gone,
+ * NULLing them in offs; returns how many. */
+static size_t take_page_blocks(uint64_t *offs, size_t n, uint64_t base, uint64_t page,
+                               uint64_t *gone) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] - base) / CLDM_PAGE_BYTES == page) {
+      gone[k++] = offs[i];
+      offs[i] = CLDM_DTEST_NULL_OFF;
+    }
+  return k;
+}
+
+/* The end of the stamp tests below: a 16 B request is served from page `page`; then it and the
+ * blocks of offs go, the statistics count `failed` failures, and the whole heap is free. */
+static void expect_served_from(cldm_dtest_heap *heap, uint64_t base, uint64_t page,
+                               const uint64_t *offs, size_t n, uint64_t failed) {
+  uint64_t got = malloc_one(heap, 16);
+  assert_true(got != CLDM_DTEST_NULL_OFF);
+  assert_int_equal((got - base) / CLDM_PAGE_BYTES, page);
+  run_free_offs(heap, &got, 1);
+  run_free_offs(heap, offs, n);
+  assert_stats(heap, 0, 0, failed, 0);
+  assert_whole_heap_free(heap);
+  cldm_dtest_heap_release(heap);
+}
+
 /* The last resort's stamps (cldm_slab.clh): once a search of a full class found nothing, later
  * calls answer NULL without a search until something gives the class room: a free into one of
  * its full slabs (room for that class alone), pages back in the pool (a slab emptied, a run
@@ -402,12 +429,7 @@ static void test_stamps_end_with_room(void **state) {
   nulls += 2;
   /* every block of that page freed: the slab empties and its page goes back to the pool */
   uint64_t page = (hole - base) / CLDM_PAGE_BYTES;
-  size_t n = 0;
-  for (size_t i = 0; i < requests; i++)
-    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] - base) / CLDM_PAGE_BYTES == page) {
-      gone[n++] = offs[i];
-      offs[i] = CLDM_DTEST_NULL_OFF;
-    }
+  size_t n = take_page_blocks(offs, requests, base, page, gone);
   assert_int_equal(n, cldm_class_slots(cldm_class_of(16), pages));
   run_free_offs(&heap, gone, n);
   uint64_t big = malloc_one(&heap, 4096);
@@ -473,14 +495,7 @@ static void test_stamps_see_emptied_slab(void **state) {
   assert_true(malloc_one(&heap, 16) == CLDM_DTEST_NULL_OFF); /* the slab still holds one */
   nulls++;
   run_free_offs(&heap, &kept[1], 1);
-  uint64_t got = malloc_one(&heap, 16);
-  assert_true(got != CLDM_DTEST_NULL_OFF);
-  assert_int_equal((got - base) / CLDM_PAGE_BYTES, page);
-  run_free_offs(&heap, &got, 1);
-  run_free_offs(&heap, offs, requests);
-  assert_stats(&heap, 0, 0, failed0 + nulls, 0);
-  assert_whole_heap_free(&heap);
-  cldm_dtest_heap_release(&heap);
+  expect_served_from(&heap, base, page, offs, requests, failed0 + nulls);
   free(offs);
   free(sizes);
 }
@@ -509,23 +524,11 @@ static void test_stamps_see_reused_slab(void **state) {
   uint64_t one = malloc_one(&heap, 1024); /* a slab with holes becomes current */
   assert_true(one != CLDM_DTEST_NULL_OFF);
   uint64_t page = (one - base) / CLDM_PAGE_BYTES;
-  size_t n = 0;
-  gone[n++] = one;
-  for (size_t i = 0; i < requests; i++)
-    if (offs[i] != CLDM_DTEST_NULL_OFF && (offs[i] - base) / CLDM_PAGE_BYTES == page) {
-      gone[n++] = offs[i];
-      offs[i] = CLDM_DTEST_NULL_OFF;
-    }
+  gone[0] = one;
+  size_t n = 1 + take_page_blocks(offs, requests, base, page, gone + 1);
   assert_int_equal(n, cldm_class_slots(c1k, pages) / 2 + 1);
   run_free_offs(&heap, gone, n);
-  uint64_t got = malloc_one(&heap, 16);
-  assert_true(got != CLDM_DTEST_NULL_OFF);
-  assert_int_equal((got - base) / CLDM_PAGE_BYTES, page);
-  run_free_offs(&heap, &got, 1);
-  run_free_offs(&heap, offs, requests);
-  assert_stats(&heap, 0, 0, failed0 + nulls, 0);
-  assert_whole_heap_free(&heap);
-  cldm_dtest_heap_release(&heap);
+  expect_served_from(&heap, base, page, offs, requests, failed0 + nulls);
   free(offs);
   free(gone);
   free(sizes);
