@@ -11,7 +11,7 @@
  * the dispatch table by layer_init.c) after its internal interface. Apart from the next
  * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
  * cycles, each only modules to its left:
- *   log, config, map, info, check < device, ptx < query, heap < heap_api, lifetime < program
+ *   log, config, map, info, check < device, ptx < query, heap < lifetime < heap_api < program
  *   < binary < clc < source < build < link < kernel, extfn < enqueue < init
  */
 #ifndef CLDM_LAYER_H
@@ -256,8 +256,12 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
 int cldm_heap_any(void);
 /* After a release of an object of `context`, once the application holds no handle to it:
  * frees its heaps if, after `pending` more releases of the context by the caller, only the
- * heaps' own references would remain. */
-void cldm_heap_reap(cl_context context, cl_uint pending);
+ * heaps' own references would remain; with `wait`, gives the driver's own references a
+ * moment to go first (layer_heap.c, CLDM_REAP_WAIT_MS). */
+void cldm_heap_reap(cl_context context, cl_uint pending, int wait);
+/* The contexts that have a heap of `device` (of any device if NULL), each once, in a new
+ * array (free it) of *n; NULL if there are none or memory is short. */
+cl_context *cldm_heap_contexts(cl_device_id device, size_t *n);
 
 /* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 
@@ -276,6 +280,10 @@ typedef enum cldm_object_kind {
  * `last` is not NULL, *last becomes 1 if that release dropped the object's last reference
  * (the caller then forgets its record of the object), else 0. */
 cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last);
+/* Frees the heaps (of `device`, of any device if NULL) whose contexts the application has
+ * released entirely but that the driver held at the last release (commands still running
+ * then); with `wait`, gives each such context a moment (cldm_heap_reap). */
+void cldm_lifetime_sweep(cl_device_id device, int wait);
 
 cl_context CL_API_CALL clCreateContext_wrap(
     const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,

@@ -20,7 +20,9 @@
  * internal queue, so their last events belong to that queue, not to the application's queues)
  * and compares the context's reference count with the references the heaps hold. When they
  * are equal, nothing of the application's can reach the context any more: the heaps are
- * freed, and the driver destroys the context as usual.
+ * freed, and the driver destroys the context as usual. The driver's own references (commands
+ * still running at the last release) get a moment at the release of the context and are
+ * looked at again by later sweeps (layer_lifetime.c).
  *
  * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
  * modules' event log); after each kernel that used the heap (cldm_heap_after_kernel) the layer
@@ -543,22 +545,15 @@ static void cldm_heap_detach(const cldm_heap *heaps, size_t n) {
   }
 }
 
-/* At the application's last clReleaseContext the driver may still hold references of its own
- * on the context for a moment (pocl, for instance, releases a completed command's event in its
- * worker thread): the heaps would then outlive the release and go with the context's
- * destructor, which cannot read them, so a checked heap's leak report would be lost. For
- * checked heaps that release polls the count for up to this long (then gives up as before). */
+/* At the application's last release the driver may still hold references of its own on the
+ * context: pocl, for instance, keeps a released queue alive until its commands are done and
+ * releases a completed command's event in a worker thread. The heaps would then hold the
+ * context for good (nothing of the application's is left to release), so a reap that may wait
+ * polls the count for up to this long; a later sweep (cldm_lifetime_sweep) catches commands
+ * that run longer. */
 #define CLDM_REAP_WAIT_MS 200
 
-/* 1 if one of the n heaps is checked (it reports leaks when it is freed). */
-static int cldm_heap_any_checked(const cldm_heap *heaps, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (heaps[i].geom.check_offset)
-      return 1;
-  return 0;
-}
-
-void cldm_heap_reap(cl_context context, cl_uint pending) {
+void cldm_heap_reap(cl_context context, cl_uint pending, int wait) {
   if (!cldm_heap_any())
     return;
   cldm_heap *dead = NULL;
@@ -573,12 +568,10 @@ void cldm_heap_reap(cl_context context, cl_uint pending) {
   if (n) {
     cldm_heap_detach(heaps, n);
     cl_uint refs = cldm_heap_context_refcount(context);
-    if (pending && refs > ours + pending && cldm_heap_any_checked(heaps, n)) {
-      struct timespec ms = {0, 1000000};
-      for (int i = 0; i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
-        nanosleep(&ms, NULL);
-        refs = cldm_heap_context_refcount(context);
-      }
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; wait && i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
+      nanosleep(&ms, NULL);
+      refs = cldm_heap_context_refcount(context);
     }
     cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
              (void *)context, refs, ours, pending);
@@ -591,6 +584,25 @@ void cldm_heap_reap(cl_context context, cl_uint pending) {
   pthread_mutex_unlock(&cldm_heaps_driver_lock);
   free(heaps);
   cldm_heap_destroy_list(dead, 1);
+}
+
+cl_context *cldm_heap_contexts(cl_device_id device, size_t *n) {
+  size_t count = 0;
+  pthread_mutex_lock(&cldm_heaps_lock);
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    count++;
+  cl_context *out = count ? malloc(count * sizeof(*out)) : NULL;
+  count = 0;
+  for (cldm_heap *h = cldm_heaps; out && h; h = h->next) {
+    size_t i = 0;
+    while (i < count && out[i] != h->context)
+      i++;
+    if (i == count && (!device || h->device == device))
+      out[count++] = h->context;
+  }
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  *n = count;
+  return out;
 }
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data) {

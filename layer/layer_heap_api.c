@@ -9,6 +9,10 @@
 
 cl_int CL_API_CALL cldm_clSetDeviceHeapSizeEXT(cl_device_id device, size_t size) {
   cl_int err = cldm_device_set_heap_size(device, size);
+  if (err == CL_INVALID_OPERATION) { /* heaps of released contexts whose commands ran late */
+    cldm_lifetime_sweep(device, 1);
+    err = cldm_device_set_heap_size(device, size);
+  }
   if (err != CL_SUCCESS)
     cldm_log(CLDM_LOG_INFO, "clSetDeviceHeapSizeEXT(%zu) -> %d", size, err);
   return err;

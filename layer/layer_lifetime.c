@@ -9,9 +9,12 @@
  *
  * It also counts the handles to each context the application holds (clCreateContext,
  * clCreateContextFromType, clRetainContext, clReleaseContext): heaps are only considered for
- * freeing once that count is 0.
+ * freeing once that count is 0. A context the driver still held at the application's last
+ * release (its commands still running) is looked at again by sweeps: at each context creation
+ * and when clSetDeviceHeapSizeEXT would refuse because of a live heap.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cldm_layer.h"
 
@@ -40,10 +43,23 @@ static cl_uint cldm_lifetime_app_refs(cl_context context) {
 }
 
 /* Frees the heaps of `context` if the application holds no handle to it any more and, after
- * `pending` more releases of it by the caller, only the heaps' own references would remain. */
+ * `pending` more releases of it by the caller, only the heaps' own references would remain.
+ * The application's last release of the context itself waits a moment for the driver's own
+ * references (a queue whose commands still run, an event its worker thread still holds). */
 static void cldm_lifetime_reap(cl_context context, cl_uint pending) {
   if (cldm_heap_any() && cldm_lifetime_app_refs(context) <= pending)
-    cldm_heap_reap(context, pending);
+    cldm_heap_reap(context, pending, pending > 0);
+}
+
+void cldm_lifetime_sweep(cl_device_id device, int wait) {
+  if (!cldm_heap_any())
+    return;
+  size_t n = 0;
+  cl_context *contexts = cldm_heap_contexts(device, &n);
+  for (size_t i = 0; i < n; i++)
+    if (cldm_lifetime_app_refs(contexts[i]) == 0)
+      cldm_heap_reap(contexts[i], 0, wait);
+  free(contexts);
 }
 
 /* clGet<Object>Info of the next table for an object of `kind`. */
@@ -110,6 +126,7 @@ cl_context CL_API_CALL clCreateContext_wrap(
     const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
     cl_int *errcode_ret) {
+  cldm_lifetime_sweep(NULL, 0); /* heaps whose contexts' last commands have completed since */
   cl_context c = cldm_next->clCreateContext(properties, num_devices, devices, pfn_notify, user_data,
                                             errcode_ret);
   if (c)
@@ -121,6 +138,7 @@ cl_context CL_API_CALL clCreateContextFromType_wrap(
     const cl_context_properties *properties, cl_device_type type,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
     cl_int *errcode_ret) {
+  cldm_lifetime_sweep(NULL, 0);
   cl_context c =
       cldm_next->clCreateContextFromType(properties, type, pfn_notify, user_data, errcode_ret);
   if (c)

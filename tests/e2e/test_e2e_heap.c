@@ -4,9 +4,11 @@
  * invalid and double frees counted and harmless, reset, heap-size rules against live heaps
  * (before the first launch, after, in a second context, again once the contexts are gone),
  * two queues sharing a heap, two contexts with separate heaps, and contexts still being
- * destroyed once the application releases them (the layer frees its heaps), and a heap as
- * large as the device allows.
+ * destroyed once the application releases them (the layer frees its heaps), also when a launch
+ * still runs at the last release, and a heap as large as the device allows.
  */
+#include <time.h>
+
 #include "e2e_util.h"
 
 #define BLOCK 4096ul
@@ -108,7 +110,9 @@ static void test_invalid_frees(void **state) {
 }
 
 static int destroyed;
-static void CL_CALLBACK on_destroy(cl_context c, void *flag) { *(int *)flag = 1; }
+static void CL_CALLBACK on_destroy(cl_context c, void *flag) {
+  __atomic_store_n((int *)flag, 1, __ATOMIC_RELEASE);
+}
 
 static void test_heap_size_rules_and_lifetime(void **state) {
   e2e_lookup(&t);
@@ -180,6 +184,64 @@ static void test_heap_size_rules_and_lifetime(void **state) {
   assert_int_equal(v, 4u << 20);
 }
 
+/* Released while its kernel still runs: the application releases every object without waiting
+ * for the launch. The driver then holds the context (through the queue of the command in
+ * flight) after the application's last release; once the command is done, nothing but the
+ * heap's own objects holds it, and the heap must go (spec 1.7: freed with the context, whose
+ * destructor callbacks run), and with it the size may be set again (spec 1.2). The last
+ * release is the context's (the layer gives the driver a moment there) or, with
+ * `gate_last`, that of a user event the launch waited for, set complete just before (nothing
+ * waits there: a later clSetDeviceHeapSizeEXT finds the heap). Polled for up to 20 s (the
+ * launch takes well under a second on pocl); before the layer looked again for such heaps,
+ * they held their context for good. */
+static void released_in_flight(int gate_last) {
+  e2e_lookup(&t);
+  assert_int_equal(t.set_heap_size(t.device, 64u << 20), CL_SUCCESS);
+  e2e a = t;
+  e2e_open(&a);
+  int gone = 0;
+  assert_int_equal(clSetContextDestructorCallback(a.context, on_destroy, &gone), CL_SUCCESS);
+  cl_program p = e2e_program(&a, "exhaust");
+  cl_kernel grab = e2e_kernel(p, "grab");
+  size_t items = 1u << 20; /* 16 MiB of 16-byte blocks */
+  cl_mem ptrs = e2e_buffer(&a, items * sizeof(cl_ulong));
+  set_args_grab(grab, ptrs, 16);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(a.context, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clEnqueueNDRangeKernel(a.queue, grab, 1, NULL, &items, NULL, 1, &gate, NULL),
+                   CL_SUCCESS);
+  assert_int_equal(clFlush(a.queue), CL_SUCCESS);
+  clReleaseMemObject(ptrs);
+  clReleaseKernel(grab);
+  clReleaseProgram(p);
+  if (!gate_last) {
+    assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate);
+  }
+  e2e_close(&a);
+  if (gate_last) {
+    assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate);
+  }
+  /* the driver may run the destructor callbacks in a thread of its own, a moment after the
+   * heap's last object went */
+  err = CL_INVALID_OPERATION;
+  struct timespec ms = {0, 10000000};
+  for (int i = 0; i < 2000; i++) {
+    if (err == CL_INVALID_OPERATION)
+      err = t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT);
+    if (err != CL_INVALID_OPERATION && __atomic_load_n(&gone, __ATOMIC_ACQUIRE))
+      break;
+    nanosleep(&ms, NULL);
+  }
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(__atomic_load_n(&gone, __ATOMIC_ACQUIRE), 1);
+}
+
+static void test_released_while_running(void **state) { released_in_flight(0); }
+static void test_released_while_running_gate_last(void **state) { released_in_flight(1); }
+
 /* The largest setting (CL_DEVICE_MAX_MEM_ALLOC_SIZE) still gives a heap: the metadata comes
  * out of the usable size, not on top of the limit (spec 1.2). */
 static void test_heap_at_max_alloc(void **state) {
@@ -214,6 +276,8 @@ int main(void) {
       cmocka_unit_test(test_invalid_frees),
       cmocka_unit_test(test_heap_size_rules_and_lifetime),
       cmocka_unit_test(test_heap_at_max_alloc),
+      cmocka_unit_test(test_released_while_running),
+      cmocka_unit_test(test_released_while_running_gate_last),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
