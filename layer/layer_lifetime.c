@@ -43,12 +43,13 @@ static cl_uint cldm_lifetime_app_refs(cl_context context) {
 }
 
 /* Frees the heaps of `context` if the application holds no handle to it any more and, after
- * `pending` more releases of it by the caller, only the heaps' own references would remain.
- * The application's last release of the context itself waits a moment for the driver's own
- * references (a queue whose commands still run, an event its worker thread still holds). */
-static void cldm_lifetime_reap(cl_context context, cl_uint pending) {
+ * `pending` more releases of it by the caller, only the heaps' own references would remain;
+ * with `wait`, after a moment for the driver's own references (a queue whose commands still
+ * run, an event its worker thread still holds): the application's last release of the context
+ * itself waits, and so does the sweep of a refused clSetDeviceHeapSizeEXT. */
+static void cldm_lifetime_reap(cl_context context, cl_uint pending, int wait) {
   if (cldm_heap_any() && cldm_lifetime_app_refs(context) <= pending)
-    cldm_heap_reap(context, pending, pending > 0);
+    cldm_heap_reap(context, pending, wait);
 }
 
 void cldm_lifetime_sweep(cl_device_id device, int wait) {
@@ -57,8 +58,7 @@ void cldm_lifetime_sweep(cl_device_id device, int wait) {
   size_t n = 0;
   cl_context *contexts = cldm_heap_contexts(device, &n);
   for (size_t i = 0; i < n; i++)
-    if (cldm_lifetime_app_refs(contexts[i]) == 0)
-      cldm_heap_reap(contexts[i], 0, wait);
+    cldm_lifetime_reap(contexts[i], 0, wait);
   free(contexts);
 }
 
@@ -118,7 +118,7 @@ cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last) {
   if (last)
     *last = err == CL_SUCCESS && refs == 1;
   if (err == CL_SUCCESS && context)
-    cldm_lifetime_reap(context, 0);
+    cldm_lifetime_reap(context, 0, 0);
   return err;
 }
 
@@ -154,7 +154,7 @@ cl_int CL_API_CALL clRetainContext_wrap(cl_context context) {
 }
 
 cl_int CL_API_CALL clReleaseContext_wrap(cl_context context) {
-  cldm_lifetime_reap(context, 1); /* counting the release that follows */
+  cldm_lifetime_reap(context, 1, 1); /* counting the release that follows */
   cl_int err = cldm_next->clReleaseContext(context);
   if (err == CL_SUCCESS)
     cldm_lifetime_app_add(context, -1);
