@@ -85,6 +85,8 @@ typedef enum cldm_oom_mode {
   CLDM_OOM_ABORT     /* the same line, then abort() */
 } cldm_oom_mode;
 cldm_oom_mode cldm_config_oom(void);
+/* 1 if CLDM_PROBE_COUNTERS=1: the path counters of probe builds after watched launches. */
+int cldm_config_probe(void);
 /* The path of `file` in the directory of the layer's own shared object (malloc'd), or NULL. */
 char *cldm_config_beside_layer(const char *file);
 
@@ -134,6 +136,7 @@ typedef struct cldm_check_totals {
   uint64_t counts[8]; /* the heap's event counts (index CLDM_CHECK_*) at the last report */
   uint64_t lost;      /* events counted but not logged, summed over the reports */
   uint64_t failed;    /* the heap's failed allocations at the last report */
+  uint32_t probe[11]; /* its path counters then (CLDM_PROBE_COUNTERS; CLDM_HDR_PROBE_WORDS) */
 } cldm_check_totals;
 
 /* Prints the events of check area `area` (`n` bytes, `capacity` entries) of a heap after

@@ -15,6 +15,9 @@
  *   CLDM_CHECK       1 | 0: checked mode (spec 2.4; default 0)
  *   CLDM_OOM         report | abort: what the layer does after a kernel whose allocations
  *                    returned NULL (spec 2.5; default: nothing, NULL as always)
+ *   CLDM_PROBE_COUNTERS 1 | 0: with CLDM_CHECK or CLDM_OOM, one line of the allocator's path
+ *                    counters after each watched launch of a probe build (the others have none:
+ *                    device/cl/cldm_probe.clh; default 0)
  * CLDM_LOG is read by layer_log.c. Companion libraries are looked up next to the layer's own
  * shared object (cldm_config_beside_layer).
  */
@@ -37,6 +40,7 @@ static const char *cldm_config_clc;
 static const char *cldm_config_cache;
 static int cldm_config_check_on;
 static cldm_oom_mode cldm_config_oom_mode = CLDM_OOM_NULL;
+static int cldm_config_probe_on;
 
 /* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
 static size_t cldm_config_parse_size(const char *s) {
@@ -113,6 +117,11 @@ static void cldm_config_read(void) {
     cldm_config_oom_mode = CLDM_OOM_ABORT;
   else if (om && *om)
     cldm_log(CLDM_LOG_ERROR, "CLDM_OOM=%s is not report or abort; ignored", om);
+  const char *pc = getenv("CLDM_PROBE_COUNTERS");
+  if (pc && !strcmp(pc, "1"))
+    cldm_config_probe_on = 1;
+  else if (pc && *pc && strcmp(pc, "0"))
+    cldm_log(CLDM_LOG_ERROR, "CLDM_PROBE_COUNTERS=%s is not 1 or 0; ignored", pc);
 }
 
 static void cldm_config_init(void) { pthread_once(&cldm_config_once, cldm_config_read); }
@@ -176,4 +185,9 @@ char *cldm_config_beside_layer(const char *file) {
     memcpy(path + dir, file, n);
   }
   return path;
+}
+
+int cldm_config_probe(void) {
+  cldm_config_init();
+  return cldm_config_probe_on;
 }

@@ -288,6 +288,33 @@ static cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, cons
   return err;
 }
 
+/* CLDM_PROBE_COUNTERS=1: the path counters (device/cl/cldm_probe.clh) that the launch of
+ * `kernel` added to the header's, whose values at the last report are in `last` (a count below
+ * its last value: the heap was reset, and the launch added the count itself), one line to stderr
+ * unless it added none (every launch of a build without the counters: nothing printed). */
+static void cldm_heap_probe_report(const char *kernel, const cldm_heap_header *hdr,
+                                   uint32_t *last) {
+  static const char *const names[] = {"flushes",   "pool_reads",  "flush_rows", "searches",
+                                      "finals",    "late_rounds", "stamped",    "again",
+                                      "exhausted", "borrows",     "refills"};
+  _Static_assert(sizeof names / sizeof names[0] == CLDM_HDR_PROBE_WORDS, "a name per counter");
+  _Static_assert(sizeof((cldm_check_totals *)0)->probe == 4 * CLDM_HDR_PROBE_WORDS, "a count each");
+  const cldm_u32 *words = (const cldm_u32 *)hdr;
+  uint32_t added[CLDM_HDR_PROBE_WORDS], any = 0;
+  for (unsigned i = 0; i < CLDM_HDR_PROBE_WORDS; i++) {
+    uint32_t now = words[CLDM_HDR_WORD_PROBE + i];
+    added[i] = now >= last[i] ? now - last[i] : now;
+    last[i] = now;
+    any |= added[i];
+  }
+  if (!any)
+    return;
+  fprintf(stderr, "cl_ext_device_malloc: probe %s", kernel);
+  for (unsigned i = 0; i < CLDM_HDR_PROBE_WORDS; i++)
+    fprintf(stderr, " %s=%u", names[i], (unsigned)added[i]);
+  fprintf(stderr, "\n");
+}
+
 cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
                               const char *kernel) {
   pthread_mutex_lock(&cldm_heaps_lock);
@@ -308,6 +335,8 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
   }
   uint64_t failed = ((uint64_t)hdr.failed_hi << 32) | hdr.failed_lo;
   cldm_check_totals totals = copy.totals;
+  if (cldm_config_probe())
+    cldm_heap_probe_report(kernel, &hdr, totals.probe);
   /* a reset restarts the count at 0 */
   uint64_t new_failed = failed >= totals.failed ? failed - totals.failed : failed;
   totals.failed = failed;

@@ -94,6 +94,7 @@
 #include "cldm_heap.clh"
 #include "cldm_geom.clh"
 #include "cldm_group.clh"
+#include "cldm_probe.clh"
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
 #include "cldm_room.clh"

@@ -95,7 +95,7 @@ typedef uint64_t cldm_u64;
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
  * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the
- * row after it, word c's low 32 bits are the header's count of fresh spans installed
+ * row after it, word c's low 32 bits are the header's install count
  * (CLDM_HDR_WORD_INSTALLS) plus its count of frees of watched slabs (CLDM_HDR_WORD_WATCHED) that
  * search saw (0 in the image), its high 32 bits class c's drawn stamp (0 in the image: none):
  * its change count + 1 when a borrower last drew from every current slab of it and found no
@@ -103,9 +103,10 @@ typedef uint64_t cldm_u64;
  * change count (low 32 bits: slabs of the class installed, units given back) and its refills in
  * progress (high 32 bits), both 0 in the image: what the class's last resort watches, so that
  * events of other classes do not send its search round again; in the last row, word c's low 32
- * bits are class c's flush mark (0 in the image): its change count plus the header's count of
+ * bits are class c's flush mark (0 in the image): its install count plus the header's count of
  * frees of watched slabs, as read before the last flush of its current slabs
- * (cldm_slab_flush). */
+ * (cldm_slab_flush); its high 32 bits class c's install count (0 in the image): its slabs made
+ * current that no flush has watched (device/cl/cldm_slab.clh, cldm_slab_counted). */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
@@ -253,7 +254,8 @@ typedef struct cldm_heap_header {
                                live allocations are counted from the descriptors) */
   cldm_u32 reserved68; /* 68 (live allocations are counted from the descriptors) */
   cldm_u32 peak_pages; /* 72 largest held_pages since creation or reset */
-  cldm_u32 pad1[13];   /* 76 */
+  cldm_u32 pad1[13];   /* 76 [0], [1]: CLDM_HDR_WORD_SPREAD, _SPREAD_PAGES; [2..12]: probe
+                               builds' path counters (CLDM_HDR_WORD_PROBE) */
   /* line 2 */
   cldm_u32 failed_lo; /* 128 failed allocations, 64-bit as (lo, hi) */
   cldm_u32 failed_hi; /* 132 */
@@ -263,9 +265,11 @@ typedef struct cldm_heap_header {
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
   cldm_u32 pad2[12];  /* 144 [0]: unused (the pool-give count was here; it is in the rows of
-                               W now, CLDM_W_GIVES); [1]: fresh spans installed as current slabs
-                               (CLDM_HDR_WORD_INSTALLS); [2]: frees of watched slabs
-                               (CLDM_HDR_WORD_WATCHED) */
+                               W now, CLDM_W_GIVES); [1]: slabs made current that no flush
+                               has watched, fresh spans among them (CLDM_HDR_WORD_INSTALLS);
+                               [2]: frees of watched slabs
+                               (CLDM_HDR_WORD_WATCHED); [3..6]: the pool's dry stamps for spans
+                               of 1, 2, 4, 8 pages (CLDM_HDR_WORD_DRY_SPANS) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -284,14 +288,20 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_FAILED_LO 32u
 #define CLDM_HDR_WORD_CHANGES 34u
 #define CLDM_HDR_WORD_REFILLING 35u
-#define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: fresh spans installed (what a flush can end) */
+#define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: slabs made current unwatched (a flush may end) */
 #define CLDM_HDR_WORD_WATCHED 38u  /* pad2[2]: frees of watched slabs (CLDM_DESC_WATCH) */
+/* pad2[3 + log2 k]: the pool-give count + 1 as read before an exact read of the pool that found
+ * no free span of k pages (0 in the image: none; device/cl/cldm_pool.clh, cldm_pool_has_span) */
+#define CLDM_HDR_WORD_DRY_SPANS 39u
+#define CLDM_DRY_SPANS 4u /* spans of 1, 2, 4, 8 pages */
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
 #define CLDM_HDR_WORD_INDEX_OFFSET 54u   /* pad3[2]: the slab index (geometry, read-only) */
 #define CLDM_HDR_WORD_SPREAD 19u         /* pad1[0]: calls of the cl20spread test variant */
 #define CLDM_HDR_WORD_SPREAD_PAGES 20u   /* pad1[1]: pages the classes' spread may hold */
+#define CLDM_HDR_WORD_PROBE 21u  /* pad1[2..12]: path counters of probe builds (cldm_probe.clh) */
+#define CLDM_HDR_PROBE_WORDS 11u /* ... that many */
 /* The current slabs that classes add by spreading over more shards (device/cl/cldm_slab.clh,
  * cldm_class_spread) may hold at most 1/CLDM_SPREAD_BUDGET_DIV of the pages, all classes
  * together (each class's first shard is not counted). */
