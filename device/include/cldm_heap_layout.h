@@ -136,8 +136,9 @@ typedef uint64_t cldm_u64;
 #define CLDM_W_POOL_FULL_WORDS 8u /* 32-bit summary words a row holds */
 #define CLDM_W_DRY_SET 1u
 #define CLDM_W_NO_PAGE 0xFFFFFFFFu
-#define CLDM_STAMP_NONE 0xFFFFFFFFu /* stamp row: no stamp */
-#define CLDM_W_SEARCH 0x80000000u   /* in the page field: tickets reserve any clear slot */
+#define CLDM_STAMP_NONE 0xFFFFFFFFu      /* stamp row: no stamp */
+#define CLDM_STAMP_SEARCHING 0xFFFFFFFEu /* ... a search in progress (CLDM_SLAB_FINAL_WAIT) */
+#define CLDM_W_SEARCH 0x80000000u        /* in the page field: tickets reserve any clear slot */
 #define CLDM_SHARDS_MAX 256u
 #define CLDM_PAGES_PER_SHARD 4u /* one shard per 4 pages of the heap, a power of two */
 /* The current slabs of one class (one per shard it uses) hold at most 1/16 of the pages, and
