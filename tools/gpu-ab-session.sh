@@ -12,12 +12,8 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 pack=$1 out=$2 cases=${3:-4,5,6} limit=${4:-100}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-tar -xJf "$pack" -C "$work"
-p=$work/cldm-gpu-pack res=$out/res
-mkdir -p "$res"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$res/gpu.txt" 2>&1
+. "$root/tools/gpu-env.sh"
+cldm_session_unpack "$pack" "$out" # $work, $p, $res
 tests=${CLDM_AB_TESTS-device_alloc_nv}
 if [ -n "$tests" ]; then
   "$p/run-tests.sh" -p "$p" -o "$res/tests" -k "$tests" > "$res/tests.log" 2>&1

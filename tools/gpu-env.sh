@@ -14,6 +14,19 @@ cldm_pack_fallbacks() {
   echo "$2"
 }
 
+# cldm_session_unpack PACK OUT: for the session scripts, which run from the repository
+# (tools/gpu-*-session.sh): unpacks PACK into a scratch directory, removed when the script exits
+# ($work), and sets $p (the pack's root) and $res (OUT/res, created), where it writes the GPU's
+# name, driver and memory (res/gpu.txt).
+cldm_session_unpack() {
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  tar -xJf "$1" -C "$work"
+  p=$work/cldm-gpu-pack res=$2/res
+  mkdir -p "$res"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$res/gpu.txt" 2>&1
+}
+
 # cldm_pack_vendors DIR: makes DIR a vendors directory (OCL_ICD_VENDORS, read by both loaders)
 # naming NVIDIA's ICD only (CLDM_GPU_RUN_ICD names another, to try a pack with pocl), and
 # unsets OCL_ICD_FILENAMES, which would override it.

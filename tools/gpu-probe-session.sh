@@ -12,12 +12,8 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 pack=$1 out=$2 cases=${4:-1,5} reps=${5:-3}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-tar -xJf "$pack" -C "$work"
-p=$work/cldm-gpu-pack res=$out/res
-mkdir -p "$res"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$res/gpu.txt" 2>&1
+. "$root/tools/gpu-env.sh"
+cldm_session_unpack "$pack" "$out" # $work, $p, $res
 alts=${3:-$(for a in "$p"/alt/*/; do
   n=$(basename "$a")
   [ "$n" = probe ] || printf '%s,' "$n"
@@ -33,7 +29,6 @@ CLDM_REGCAP_SUITE_ARGS="--max-size 4096" sh "$root/tools/gpu-probe-regcap.sh" "$
   "$reps" "$cases" "" "$alts" > "$res/ab.txt" 2>&1
 grep -a "^suite\|^fill" "$res/ab.txt"
 if [ -f "$p/alt/probe/lib/libcldm-layer.so" ]; then
-  . "$p/env.sh" # tools/gpu-env.sh
   cldm_pack_env "$p" "$work"
   CLDM_OOM=report CLDM_PROBE_COUNTERS=1 timeout 300 "$p/bench-tree/bench/run.sh" \
     --prebuilt "$p/bench-tree/build" --layer "$p/alt/probe/lib/libcldm-layer.so" --no-cuda \

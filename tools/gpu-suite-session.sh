@@ -18,12 +18,8 @@ ocl_cases=${CLDM_SESSION_OCL_CASES-1,4,6,8} cuda_cases=${CLDM_SESSION_CUDA_CASES
 ab_cases=${CLDM_SESSION_AB_CASES-5,6} budget=${CLDM_SESSION_BUDGET:-20}
 tests=${CLDM_SESSION_TESTS-device_alloc}
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-tar -xJf "$pack" -C "$work"
-p=$work/cldm-gpu-pack res=$out/res
-mkdir -p "$res"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$res/gpu.txt" 2>&1
+. "$root/tools/gpu-env.sh"
+cldm_session_unpack "$pack" "$out" # $work, $p, $res
 head -1 "$p/REVISION" > "$res/revision.txt"
 if [ -n "$tests" ]; then
   timeout 130 sh "$p/run-tests.sh" -p "$p" -o "$res/tests" -k "$tests" -t 60 -T 110 \
