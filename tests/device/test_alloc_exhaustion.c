@@ -632,6 +632,97 @@ static void test_pool_summary(void **state) {
   free(sizes);
 }
 
+/* Clears class c's room index (cldm_room.clh: its row, summary and index, and its bit in the
+ * classes' mask): marks are hints, and a race may lose one (a refill's take, a borrower's
+ * unmark) while its slab has a free slot. */
+static void room_forget(const cldm_dtest_heap *heap, uint32_t c) {
+  unsigned char *img;
+  cldm_heap_header hd = read_image(heap, &img);
+  uint32_t *top = (uint32_t *)(img + hd.pool_offset + cldm_room_after_pool_bytes(hd.pool_words));
+  uint32_t row_words = cldm_room_row_words(hd.pool_words);
+  top[c / 32] &= ~(1u << (c % 32));
+  memset(top + CLDM_ROOM_TOP_WORDS + (size_t)c * row_words, 0, 4 * (size_t)row_words);
+  cldm_dtest_write(&g_env, heap->buf, hd.image_bytes, img);
+  free(img);
+}
+
+/* The last resort's search of the class's slab index (cldm_slab_final_round) finds a free slot
+ * that the room index does not list: an 8 MiB heap full of 256 B blocks (the pool dry), then,
+ * 32 times, one block freed (each from another 32nd of the blocks, so that the slabs lie across
+ * the index's words, and the searches start at other words), the class's room marks forgotten,
+ * and a request of 256 B must get that very block back. */
+static void test_search_unlisted(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 8u << 20);
+  uint32_t size = 256, c = cldm_class_of(size);
+  size_t requests = heap.usable_bytes / size + 64;
+  uint64_t *offs = malloc(requests * 8);
+  uint32_t *sizes = malloc(requests * 4);
+  size_t got = fill_class(&heap, size, requests, offs, sizes), live = 0;
+  assert_true(got < requests);
+  for (size_t i = 0; i < requests; i++)
+    if (offs[i] != CLDM_DTEST_NULL_OFF)
+      offs[live++] = offs[i];
+  for (size_t k = 0; k < 32; k++) {
+    uint64_t off = offs[k * live / 32 + live / 64];
+    run_free_offs(&heap, &off, 1);
+    room_forget(&heap, c);
+    assert_int_equal(malloc_one(&heap, size), off);
+  }
+  run_free_offs(&heap, offs, live);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
+/* The pool's dry stamps (cldm_pool.clh, cldm_pool_has_span: the PTX route's last resort, which
+ * the cl20spread variant builds; the others refill exactly there and pass it as well): on the
+ * heap of test_pool_summary, runs of one page on every page, then every odd page of the upper
+ * half freed, leave free pages but no 2-page span, so a request of a class with 2-page slabs
+ * fails after the last resort read the pool and stamped it dry for 2-page spans. The even
+ * pages freed too (pages returned: the stamp no longer holds) and the summary made to say every
+ * word is taken, a fill of that class must get every slot of the upper half: a stamp trusted
+ * after pages came back would answer NULL where the exact read finds spans. */
+static void test_pool_dry_stamp(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 128u << 20);
+  uint64_t base = first_page_offset(&heap);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  uint32_t size = 18432, c = cldm_class_of(size), slots = cldm_class_slots(c, pages);
+  assert_int_equal(cldm_class_span_pages(c, pages), 2);
+  uint64_t *offs = malloc((size_t)pages * 8 * slots);
+  uint32_t *sizes = malloc((size_t)pages * 4 * slots);
+  uint64_t *odd = malloc((size_t)pages * 8), *even = malloc((size_t)pages * 8);
+  assert_int_equal(fill_class(&heap, CLDM_PAGE_BYTES, pages, offs, sizes), pages);
+  size_t nodd = 0, neven = 0, kept = 0;
+  for (size_t i = 0; i < pages; i++) {
+    uint64_t page = (offs[i] - base) / CLDM_PAGE_BYTES;
+    if (page < pages / 2)
+      offs[kept++] = offs[i];
+    else if (page % 2)
+      odd[nodd++] = offs[i];
+    else
+      even[neven++] = offs[i];
+  }
+  assert_int_equal(nodd, pages / 4);
+  run_free_offs(&heap, odd, nodd);
+  assert_int_equal(malloc_one(&heap, size), CLDM_DTEST_NULL_OFF); /* no 2-page span */
+  run_free_offs(&heap, even, neven);
+  summary_poison(&heap);
+  size_t upper = (size_t)(pages / 4) * slots;
+  assert_int_equal(fill_class(&heap, size, upper + 16, offs + kept, sizes), upper);
+  run_free_offs(&heap, offs, kept + upper + 16);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+  free(odd);
+  free(even);
+}
+
 /* Where refills put their spans in a pool word (cldm_pool.clh, CLDM_POOL_PACK): in the lowest
  * 8-page block that has room, so that one-page spans fill a word from the bottom and leave its
  * upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each, taken
@@ -916,6 +1007,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_stamps_see_emptied_slab),
       cmocka_unit_test(test_stamps_see_reused_slab),
       cmocka_unit_test(test_pool_summary),
+      cmocka_unit_test(test_pool_dry_stamp),
+      cmocka_unit_test(test_search_unlisted),
       cmocka_unit_test(test_pool_packing),
       cmocka_unit_test(test_room_index),
       cmocka_unit_test(test_borrow),
