@@ -220,8 +220,10 @@ def sec_frag(d):
     fmt_ = frag_series(d, "opencl", "fill", "malloc_time")
     nulls = frag_series(d, "opencl", "fill", "nulls")
     fspan = frag_series(d, "opencl", "fill", "span")
-    head = ["round", "heap full (before)", "malloc ms", "÷ round 0", "NULLs",
-            "range touched ÷ heap"]
+    peak = frag_series(d, "opencl", "fill", "peak_fill")
+    peak_use = frag_series(d, "opencl", "fill", "peak_in_use")
+    head = ["round", "heap full (before)", "peak: requested / in use", "malloc ms", "÷ round 0",
+            "NULLs", "range touched ÷ heap"]
     cfill = frag_series(d, "cuda", "fill", "fill") if d.has_cuda else {}
     cft = frag_series(d, "cuda", "fill", "malloc_time") if d.has_cuda else {}
     cnull = frag_series(d, "cuda", "fill", "nulls") if d.has_cuda else {}
@@ -230,7 +232,9 @@ def sec_frag(d):
     rows = []
     t0, c0 = fmt_.get(0), cft.get(0)
     for r in sorted(fill):
-        row = [str(r), "%.1f %%" % (100 * fill[r]), fmt(fmt_[r]), ratio(fmt_[r], t0),
+        pk = ("%.1f / %.1f %%" % (100 * peak[r], 100 * peak_use[r])
+              if r in peak and r in peak_use else "–")
+        row = [str(r), "%.1f %%" % (100 * fill[r]), pk, fmt(fmt_[r]), ratio(fmt_[r], t0),
                "%d" % nulls[r], "%.3f" % (fspan[r] / heap)]
         if d.has_cuda:
             row += ["%.1f %%" % (100 * cfill[r]) if r in cfill else "–", fmt(cft.get(r)),
@@ -239,7 +243,9 @@ def sec_frag(d):
         rows.append(row)
     out += ("\n**Fill** (the slowdown curve): every round mallocs the blocks and frees half of "
             "them (chosen at random), so the heap fills up; malloc time per round against how "
-            "full the heap was before it, until half a round gets NULL.\n\n") + table(head, rows)
+            "full the heap was before it, until half a round gets NULL. \"peak\": with every "
+            "block of the round live, before its frees: bytes requested, and bytes in use "
+            "(rounded up to size classes) by the allocator's own count.\n\n") + table(head, rows)
     one = frag_series(d, "opencl", "fill_one", "fill")
     if one:
         size = d.keys("opencl", "fragmentation", "fill", "fill_one")[0][0]

@@ -143,9 +143,16 @@ typedef struct cldm_check_totals {
  * `kernel` completed, one line each, and a summary line if there were any; updates *t. */
 void cldm_check_report_kernel(const char *kernel, const void *area, size_t n, uint32_t capacity,
                               cldm_check_totals *t);
+struct cldm_heap_census; /* cldm_device.h */
+/* The census line CLDM_OOM prints after the NULL line: bytes in use, free pages, free slots
+ * by class (the classes with the most of them named). */
+void cldm_check_format_census(char *line, size_t size, const char *kernel,
+                              const struct cldm_heap_census *c);
 /* CLDM_OOM=report|abort: prints that `failed` allocations of `kernel` returned NULL (nothing if
- * 0 or CLDM_OOM is unset); abort() after it with CLDM_OOM=abort. */
-void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size);
+ * 0 or CLDM_OOM is unset) and, if `census` is not NULL, the heap's census line; abort() after
+ * it with CLDM_OOM=abort. */
+void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size,
+                           const struct cldm_heap_census *census);
 /* Inspects a whole heap (`n` bytes from its base; `base` its device address if known, else 0):
  * prints a line per damaged live block and the leak line (live allocations, their bytes, the
  * first addresses), labelled `when`. *damaged_out (if not NULL): damaged live blocks. 0, or -1

@@ -60,15 +60,61 @@ void cldm_check_report_kernel(const char *kernel, const void *area, size_t n, ui
   free(ev);
 }
 
-void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size) {
+#define CLDM_CENSUS_NAMED 4 /* classes with the most free bytes that the census line names */
+
+void cldm_check_format_census(char *line, size_t size, const char *kernel,
+                              const cldm_heap_census *c) {
+  double heap = c->size ? (double)c->size : 1.0, in_use = (double)c->run_pages * 65536.0;
+  double free_slots = 0, current = 0;
+  unsigned classes = 0, named[CLDM_CENSUS_NAMED], n_named = 0;
+  for (unsigned k = 0; k < CLDM_CENSUS_CLASSES; k++) {
+    const cldm_heap_census_class *e = &c->classes[k];
+    in_use += (double)e->live * e->class_bytes;
+    if (e->slots <= e->live)
+      continue;
+    double f = (double)(e->slots - e->live) * e->class_bytes;
+    free_slots += f;
+    current += (double)e->unissued * e->class_bytes;
+    classes++;
+    unsigned i = n_named < CLDM_CENSUS_NAMED ? n_named++ : CLDM_CENSUS_NAMED;
+    for (; i > 0; i--) { /* insertion into the classes with the most free bytes, most first */
+      const cldm_heap_census_class *o = &c->classes[named[i - 1]];
+      if ((double)(o->slots - o->live) * o->class_bytes >= f)
+        break;
+      if (i < CLDM_CENSUS_NAMED)
+        named[i] = named[i - 1];
+    }
+    if (i < CLDM_CENSUS_NAMED)
+      named[i] = k;
+  }
+  int len = snprintf(line, size,
+                     "cl_ext_device_malloc: kernel %s: heap of %" PRIu64 " bytes: %.1f %% in use, "
+                     "%u pages free, %.1f %% in free slots of %u classes (%.1f %% held by "
+                     "current slabs)",
+                     kernel, c->size, 100.0 * in_use / heap, c->free_pages,
+                     100.0 * free_slots / heap, classes, 100.0 * current / heap);
+  for (unsigned i = 0; i < n_named && len > 0 && (size_t)len < size; i++) {
+    const cldm_heap_census_class *e = &c->classes[named[i]];
+    len += snprintf(line + len, size - (size_t)len, "%s%u B %.1f %%", i ? ", " : "; most in ",
+                    e->class_bytes, 100.0 * (double)(e->slots - e->live) * e->class_bytes / heap);
+  }
+}
+
+void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size,
+                           const cldm_heap_census *census) {
   cldm_oom_mode mode = cldm_config_oom();
   if (mode == CLDM_OOM_NULL || failed == 0)
     return;
+  char line[512];
+  if (census)
+    cldm_check_format_census(line, sizeof line, kernel, census);
   pthread_mutex_lock(&cldm_check_out_lock);
   fprintf(stderr,
           "cl_ext_device_malloc: kernel %s: %" PRIu64 " allocations returned NULL (heap of %" PRIu64
           " bytes)\n",
           kernel, failed, heap_size);
+  if (census)
+    fprintf(stderr, "%s\n", line);
   if (mode == CLDM_OOM_ABORT)
     fprintf(stderr, "cl_ext_device_malloc: CLDM_OOM=abort: aborting\n");
   fflush(stderr);

@@ -368,7 +368,20 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
   if (h)
     h->totals = totals;
   pthread_mutex_unlock(&cldm_heaps_lock);
-  cldm_check_report_oom(kernel, new_failed, copy.geom.usable_bytes); /* may abort */
+  cldm_heap_census *census = NULL; /* CLDM_OOM: where the heap's memory is, after a NULL */
+  if (new_failed && cldm_config_oom() != CLDM_OOM_NULL) {
+    void *span = malloc(copy.geom.stats_span);
+    census = malloc(sizeof *census);
+    if (!span || !census ||
+        cldm_heap_copy(&copy, queue, 0, copy.geom.stats_span, span, 0) != CL_SUCCESS ||
+        cldm_heap_census_decode(span, copy.geom.stats_span, census) != 0) {
+      free(census);
+      census = NULL;
+    }
+    free(span);
+  }
+  cldm_check_report_oom(kernel, new_failed, copy.geom.usable_bytes, census); /* may abort */
+  free(census);
   return err;
 }
 

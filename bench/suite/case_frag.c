@@ -4,8 +4,11 @@
  *   steady  rounds of N mallocs then N frees: the address range the blocks touch over the
  *           rounds (an allocator that reuses memory keeps it flat);
  *   fill    rounds of N mallocs of which half are kept (bc_kept), until half a round fails or
- *           the rounds run out: malloc time per round against how full the heap is (the
- *           slowdown curve), NULLs, the range touched;
+ *           the rounds run out: malloc time per round against how full the heap is before it
+ *           (the slowdown curve), NULLs, the range touched, bytes in use and pages held after
+ *           the round, and its peak (every block of the round live: bytes requested, and bytes
+ *           in use by size class, which a round of N blocks of 16 B - 1 KiB raises by about
+ *           6 % of a 1 GiB heap);
  *   fill_one  rounds of N mallocs of BP_FILL_ONE_SIZE bytes, all kept, until half a round
  *           fails: the slowdown curve of one size class, without holes.
  * Each round runs once (it changes the heap); with a time budget (--budget) each of the three
@@ -90,8 +93,8 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
   cl_mem *rp = calloc((size_t)rounds, sizeof *rp);
   bs_block *live = NULL;
   uint64_t lo = UINT64_MAX, hi = 0, live_bytes = 0;
-  double t_first = 0, t_last = 0, fill_last = 0;
-  int done_rounds = 0, ok = 1;
+  double t_first = 0, t_last = 0, fill_last = 0, null_peak = 0, null_peak_in_use = 0;
+  int done_rounds = 0, ok = 1, first_null = -1;
   double start = bs_now_us();
   bs_heap_reset(s);
   bs_fill_zero(s, errors, 4);
@@ -102,9 +105,20 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
     bs_args(km, ARG(rp[r]), ARG(n), ARG(smax), ARG(mixed), ARG(k), ARG(seed), (size_t)0);
     double t = bs_launch(s, km, n, 0);
     bs_read(s, rp[r], (size_t)n * 8, host);
-    uint64_t rlo = 0, rhi = 0, nulls = 0;
-    for (uint32_t i = 0; i < n; i++)
+    uint64_t rlo = 0, rhi = 0, nulls = 0, round_bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
       nulls += host[i] == 0;
+      round_bytes += host[i] ? bc_size(i, smax, mixed, seed) : 0;
+    }
+    /* the round's peak: every block of it still live (half are freed below) */
+    double peak = (double)(live_bytes + round_bytes) / (double)s->heap_usable;
+    double peak_in_use =
+        (double)bs_heap_info(s, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT) / (double)s->heap_usable;
+    if (nulls && first_null < 0) {
+      first_null = r;
+      null_peak = peak;
+      null_peak_in_use = peak_in_use;
+    }
     long got = bs_check_blocks("fragmentation fill", host, n, smax, mixed, k, seed, 0, &rlo, &rhi);
     if (got < 0) {
       ok = 0;
@@ -125,12 +139,16 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
       if (host[i])
         live_bytes += bc_size(i, smax, mixed, seed);
     cl_ulong in_use = bs_heap_info(s, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT);
+    cl_ulong held = bs_heap_info(s, CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT);
     row("fill", n, r, "malloc_time", "ms", t, n);
     row("fill", n, r, "free_time", "ms", tf, n);
     row("fill", n, r, "fill", "fraction", fill, n);
     row("fill", n, r, "span", "bytes", (double)(hi - lo), n);
     row("fill", n, r, "nulls", "count", (double)nulls, n);
     row("fill", n, r, "in_use", "fraction", (double)in_use / (double)s->heap_usable, n);
+    row("fill", n, r, "held", "fraction", (double)held / (double)s->heap_usable, n);
+    row("fill", n, r, "peak_fill", "fraction", peak, n);
+    row("fill", n, r, "peak_in_use", "fraction", peak_in_use, n);
     if (r == 0)
       t_first = t;
     t_last = t;
@@ -167,6 +185,11 @@ static void fill_rounds(bs_session *s, uint32_t n, int rounds, cl_mem errors, ui
                 done_rounds, n, 100 * fill_last, t_first, t_last,
                 t_first > 0 ? t_last / t_first : 0,
                 100.0 * (double)(hi - lo) / (double)s->heap_usable);
+  if (ok && first_null >= 0)
+    bs_progress("fragmentation",
+                "fill: first NULL in round %d, whose blocks took the heap to %.1f %% full in bytes "
+                "requested, %.1f %% in use (size classes) before its frees",
+                first_null, 100 * null_peak, 100 * null_peak_in_use);
   free(live);
   free(rp);
 }

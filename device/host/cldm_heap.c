@@ -9,6 +9,7 @@
  */
 #include "cldm_device.h"
 #include "cldm_heap_layout.h"
+#include "cldm_heap_span.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -221,10 +222,7 @@ size_t cldm_heap_stats_span(uint64_t buffer_bytes) {
 
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
   cldm_heap_header h;
-  if (src == NULL || out == NULL || span < sizeof h)
-    return -1;
-  memcpy(&h, src, sizeof h);
-  if (h.magic != CLDM_HEAP_MAGIC || h.layout_version != CLDM_HEAP_LAYOUT_VERSION)
+  if (out == NULL || cldm_heap_span_header(src, span, &h) != 0)
     return -1;
   out->size = h.usable_bytes;
   /* the device raises the peak at every take (cldm_stats.clh); the max only guards a header
@@ -235,16 +233,9 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
   /* live allocations and bytes in use: a slab head's units (of its class's size), less the
    * tickets its current-page word has not issued yet (searches' pins are gone once the kernels
    * completed); one allocation per run head, a page per run page */
-  if (h.num_pages > CLDM_HEAP_MAX_PAGES || h.descs_offset < CLDM_HEADER_BYTES ||
-      span < h.descs_offset || (span - h.descs_offset) / 4 < h.num_pages || h.num_shards == 0 ||
-      h.num_shards > CLDM_SHARDS_MAX || h.w_offset < CLDM_HEADER_BYTES ||
-      h.w_offset + 8ull * CLDM_W_ROW_WORDS * h.num_shards > h.descs_offset)
-    return -1;
-  const unsigned char *descs = (const unsigned char *)src + h.descs_offset;
   uint64_t live = 0, bytes = 0;
   for (uint32_t p = 0; p < h.num_pages; p++) {
-    uint32_t d;
-    memcpy(&d, descs + 4 * (size_t)p, 4);
+    uint32_t d = cldm_heap_span_desc(src, &h, p);
     uint32_t kind = d >> CLDM_DESC_KIND_SHIFT;
     if (kind >= 1 && kind <= CLDM_NUM_CLASSES) {
       live += d & CLDM_DESC_COUNT_MASK;
@@ -256,17 +247,9 @@ int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out) {
   }
   for (uint32_t s = 0; s < h.num_shards; s++)
     for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
-      uint64_t w;
-      memcpy(&w, (const unsigned char *)src + h.w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + c),
-             8);
-      uint32_t page = (uint32_t)w & ~CLDM_W_SEARCH, tick = (uint32_t)(w >> 32), d;
-      if (page >= h.num_pages)
-        continue;
-      memcpy(&d, descs + 4 * (size_t)page, 4);
-      if ((d >> CLDM_DESC_KIND_SHIFT) == c + 1 && tick < cldm_class_slots(c, h.num_pages)) {
-        live -= cldm_class_slots(c, h.num_pages) - tick;
-        bytes -= (uint64_t)(cldm_class_slots(c, h.num_pages) - tick) * cldm_class_bytes(c);
-      }
+      uint32_t n = cldm_heap_span_unissued(src, &h, c, cldm_heap_span_w(src, &h, s, c));
+      live -= n;
+      bytes -= (uint64_t)n * cldm_class_bytes(c);
     }
   out->live_allocations = live;
   out->bytes_in_use = bytes;

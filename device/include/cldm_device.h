@@ -177,6 +177,28 @@ size_t cldm_heap_stats_span(uint64_t buffer_bytes);
  * bytes are not a heap of this layout version (bad magic/version) or span is too small. */
 int cldm_heap_stats_decode(const void *src, size_t span, cldm_heap_stats *out);
 
+/* Where a heap's memory is (CLDM_OOM=report prints it after a launch that got NULL, so that
+ * a NULL at, say, 92 % in use can be told apart: free pages, or free slots of other classes). */
+#define CLDM_CENSUS_CLASSES 72u /* the layout's size classes (CLDM_NUM_CLASSES) */
+typedef struct cldm_heap_census_class {
+  uint32_t class_bytes; /* the class's slot size */
+  uint64_t slabs;       /* slabs (spans of 1-8 pages) of the class */
+  uint64_t pages;       /* pages those slabs hold */
+  uint64_t slots;       /* slots they have */
+  uint64_t live;        /* slots allocated */
+  uint64_t unissued;    /* free slots held by current slabs for their tickets to come */
+} cldm_heap_census_class;
+typedef struct cldm_heap_census {
+  uint64_t size;                                       /* usable bytes */
+  uint32_t free_pages;                                 /* pages no slab or run holds */
+  uint32_t run_pages;                                  /* pages of large allocations (runs) */
+  cldm_heap_census_class classes[CLDM_CENSUS_CLASSES]; /* smallest class first */
+} cldm_heap_census;
+
+/* Decodes the census from the statistics span (cldm_heap_stats_span), as
+ * cldm_heap_stats_decode does. Returns 0, or -1 if the bytes are not a heap of this layout. */
+int cldm_heap_census_decode(const void *src, size_t span, cldm_heap_census *out);
+
 /* ---- checked mode (spec 2.4): decoding the check area and inspecting a heap ---------------- */
 
 /* Bytes of the check area of a heap of geometry `g` (0 if it has none). */

@@ -363,6 +363,80 @@ static void test_stats_decode(void **state) {
   free(img);
 }
 
+/* The census (cldm_heap_census_decode): per class its slabs, their pages and slots, the slots
+ * allocated (units less the unissued tickets of current slabs) and the unissued tickets; pages
+ * free (descriptor kind 0) and in runs; span tails counted with their heads; bad spans refused. */
+static void test_census_decode(void **state) {
+  (void)state;
+  uint64_t buf = cldm_heap_buffer_size(1 * GiB); /* slabs of up to 8 pages */
+  size_t n = cldm_heap_image_size(buf), span = cldm_heap_stats_span(buf);
+  unsigned char *img = malloc(n);
+  assert_non_null(img);
+  assert_int_equal(cldm_heap_image_write(buf, img, n), 0);
+  cldm_heap_census cs;
+  assert_int_equal(cldm_heap_census_decode(img, span, &cs), 0);
+  assert_int_equal(cs.size, 1 * GiB);
+  assert_int_equal(cs.free_pages, 16384);
+  assert_int_equal(cs.run_pages, 0);
+  for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
+    assert_int_equal(cs.classes[c].class_bytes, cldm_class_bytes(c));
+    assert_int_equal(cs.classes[c].slabs | cs.classes[c].slots | cs.classes[c].live, 0);
+  }
+  cldm_heap_header h;
+  memcpy(&h, img, sizeof h);
+  uint32_t big = 31; /* 1024 B: a span of 2 pages in a 1 GiB heap */
+  assert_int_equal(cldm_class_bytes(big), 1024);
+  assert_int_equal(cldm_class_span_pages(big, h.num_pages), 2);
+  uint32_t descs[7] = {
+      (3u << CLDM_DESC_KIND_SHIFT) | 5u,                           /* class 2, 5 live slots */
+      (CLDM_DESC_KIND_LARGE_HEAD << CLDM_DESC_KIND_SHIFT),         /* a run */
+      (CLDM_DESC_KIND_LARGE_TAIL << CLDM_DESC_KIND_SHIFT) | 1u,    /* its tail */
+      ((big + 1u) << CLDM_DESC_KIND_SHIFT) | CLDM_DESC_WATCH | 1u, /* watched: 1 live */
+      ((CLDM_DESC_KIND_SPAN_TAIL0 + 1u) << CLDM_DESC_KIND_SHIFT),  /* its span's tail */
+      (1u << CLDM_DESC_KIND_SHIFT) | 4096u, /* class 0, current: 4000 unissued */
+      (3u << CLDM_DESC_KIND_SHIFT) | 7u,    /* class 2 again, current in search mode */
+  };
+  memcpy(img + h.descs_offset + 4 * 120, descs, sizeof descs); /* pages 120..126 */
+  uint64_t w = (96ull << 32) | 125u; /* shard 3, class 0: slab 125, 96 tickets issued */
+  memcpy(img + h.w_offset + 8 * (3 * CLDM_W_ROW_WORDS + 0), &w, 8);
+  uint32_t s2 = cldm_class_slots(2, h.num_pages);
+  w = ((uint64_t)(s2 - 3u) << 32) | CLDM_W_SEARCH | 126u; /* 3 reservations not drawn yet */
+  memcpy(img + h.w_offset + 8 * (1 * CLDM_W_ROW_WORDS + 2), &w, 8);
+  w = (7ull << 32) | 120u; /* a word of class 5 naming a slab of class 2: not counted */
+  memcpy(img + h.w_offset + 8 * (2 * CLDM_W_ROW_WORDS + 5), &w, 8);
+  assert_int_equal(cldm_heap_census_decode(img, span, &cs), 0);
+  assert_int_equal(cs.free_pages, 16384 - 7);
+  assert_int_equal(cs.run_pages, 2);
+  const cldm_heap_census_class *c0 = &cs.classes[0], *c2 = &cs.classes[2], *cb = &cs.classes[big];
+  assert_int_equal(c0->slabs, 1);
+  assert_int_equal(c0->pages, 1);
+  assert_int_equal(c0->slots, 4096);
+  assert_int_equal(c0->live, 96);
+  assert_int_equal(c0->unissued, 4000);
+  assert_int_equal(c2->slabs, 2);
+  assert_int_equal(c2->pages, 2);
+  assert_int_equal(c2->slots, 2 * s2);
+  assert_int_equal(c2->live, 5 + 7 - 3);
+  assert_int_equal(c2->unissued, 3);
+  assert_int_equal(cb->slabs, 1);
+  assert_int_equal(cb->pages, 2);
+  assert_int_equal(cb->slots, cldm_class_slots(big, h.num_pages));
+  assert_int_equal(cb->live, 1);
+  assert_int_equal(cs.classes[5].slabs | cs.classes[5].unissued, 0);
+  /* the statistics agree: bytes in use are the census's slots allocated */
+  cldm_heap_stats st;
+  assert_int_equal(cldm_heap_stats_decode(img, span, &st), 0);
+  assert_int_equal(st.bytes_in_use, 96 * cldm_class_bytes(0) + 9 * cldm_class_bytes(2) +
+                                        cldm_class_bytes(big) + 2 * CLDM_PAGE_BYTES);
+  assert_int_equal(cldm_heap_census_decode(img, span - 1, &cs), -1); /* descriptors cut off */
+  assert_int_equal(cldm_heap_census_decode(NULL, span, &cs), -1);
+  assert_int_equal(cldm_heap_census_decode(img, span, NULL), -1);
+  h.layout_version++;
+  memcpy(img, &h, sizeof h);
+  assert_int_equal(cldm_heap_census_decode(img, span, &cs), -1);
+  free(img);
+}
+
 /* Page 0: for a heap base of any alignment from CLDM_BASE_ALIGN_MIN up, it is page-aligned in
  * device address, at or after the page area's start, and the pages end inside the buffer; for
  * a base less aligned than that, the pages still end inside the buffer. */
@@ -448,6 +522,7 @@ int main(void) {
       cmocka_unit_test(test_geometry),
       cmocka_unit_test(test_first_page),
       cmocka_unit_test(test_stats_decode),
+      cmocka_unit_test(test_census_decode),
   };
   return cmocka_run_group_tests_name("device_layout", tests, NULL, NULL);
 }

@@ -196,6 +196,49 @@ static void test_no_leaks(void **state) {
   free(err);
 }
 
+/* CLDM_OOM: after the NULL line, the census line (spec 2.5): bytes in use, the pages free, the
+ * free slots by class. 100 blocks of 100 bytes are held (class 112 B, 128 B checked: the
+ * trailer and guard) in slabs of one page (an 8 MiB heap), all their other slots free, then a
+ * request no heap holds. */
+static void test_oom_census(void **state) {
+  (void)state;
+  check_open();
+  cl_program p = e2e_program(&t, "check");
+  cl_kernel leak = e2e_kernel(p, "leak"), release = e2e_kernel(p, "release_leaks");
+  cl_mem out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
+  clSetKernelArg(leak, 0, sizeof(cl_mem), &out);
+  clSetKernelArg(release, 0, sizeof(cl_mem), &out);
+  e2e_run(&t, leak, 100);
+  check_run r = run_check("too_big", 1, 0, 0);
+  cl_ulong size = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
+  cl_ulong in_use = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT);
+  cl_ulong held = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT);
+  unsigned cls = checked ? 128 : 112;
+  assert_int_equal(in_use, 100 * cls);
+  char want[512];
+  snprintf(want, sizeof want,
+           "cl_ext_device_malloc: kernel too_big: heap of %llu bytes: %.1f %% in use, %llu pages "
+           "free, %.1f %% in free slots of 1 classes (",
+           (unsigned long long)size, 100.0 * (double)in_use / (double)size,
+           (unsigned long long)((size - held) / 65536),
+           100.0 * (double)((held / 65536) * (65536 / cls) - 100) * cls / (double)size);
+  if (oom_mode) {
+    assert_contains(r.err, "kernel too_big: 1 allocations returned NULL (heap of ");
+    assert_contains(r.err, want);
+    snprintf(want, sizeof want, "); most in %u B ", cls);
+    assert_contains(r.err, want);
+  } else {
+    assert_null(strstr(r.err, "in free slots"));
+  }
+  e2e_run(&t, release, 100);
+  clReleaseMemObject(out);
+  clReleaseKernel(leak);
+  clReleaseKernel(release);
+  clReleaseProgram(p);
+  free(r.err);
+  e2e_close(&t);
+}
+
 /* more events than the log holds: all counted, the first 256 logged, the log emptied after */
 static void test_full_log(void **state) {
   (void)state;
@@ -274,6 +317,7 @@ static void test_oom_abort(void **state) {
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
     fail_msg("the child did not abort (status %#x):\n%s", status, text);
   assert_contains(text, "cl_ext_device_malloc: kernel too_big: 3 allocations returned NULL");
+  assert_contains(text, "cl_ext_device_malloc: kernel too_big: heap of "); /* the census */
   assert_contains(text, "cl_ext_device_malloc: CLDM_OOM=abort: aborting");
   free(text);
 }
@@ -289,7 +333,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_event_kinds), cmocka_unit_test(test_live_overflow_and_leaks),
       cmocka_unit_test(test_no_leaks),    cmocka_unit_test(test_full_log),
-      cmocka_unit_test(test_clean),
+      cmocka_unit_test(test_clean),       cmocka_unit_test(test_oom_census),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
