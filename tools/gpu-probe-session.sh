@@ -3,7 +3,8 @@
 # last resort: the pack's allocator tests, an A/B of suite cases between the pack's layer and
 # --alt builds (tools/gpu-probe-regcap.sh, no register cap), and the suite's case 5 through a
 # probe build's layer (an --alt built with -DCLDM_DEVICE_EXTRA_CFLAGS=-DCLDM_PROBE_COUNTERS=1)
-# with its path counters per launch (tools/probe-counters.py); everything in OUT/results.tgz.
+# with its path counters per launch (tools/probe-counters.py) and CLDM_OOM's census of the heap
+# after each launch with NULLs; everything in OUT/results.tgz.
 #   sh tools/gpu-probe-session.sh PACK.tar.xz OUT [ALTS [CASES [REPEATS]]]
 # ALTS: the --alt builds to compare with the pack's (comma-separated; default: every alt but
 # `probe`); CASES (default 1,5) with case 1 up to 4 KiB; REPEATS (default 3). The probe build,
@@ -34,6 +35,8 @@ if [ -f "$p/alt/probe/lib/libcldm-layer.so" ]; then
     --prebuilt "$p/bench-tree/build" --layer "$p/alt/probe/lib/libcldm-layer.so" --no-cuda \
     --no-plots --scale full --out "$res/probe" -- --cases 5 > "$res/probe.log" 2>&1
   python3 "$root/tools/probe-counters.py" "$res/probe.log" --kernel k_malloc > "$res/probe.txt"
+  # CLDM_OOM's census of the launches with NULLs, and the suite's line on the first of them
+  grep -a "in free slots\|first NULL" "$res/probe.log" >> "$res/probe.txt"
   cat "$res/probe.txt"
 fi
 tar -czf "$out/results.tgz" -C "$out" res
