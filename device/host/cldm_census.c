@@ -1,6 +1,7 @@
 /*
  * cldm_census.c — where a heap's memory is, decoded on the host from the statistics span
- * (cldm_device.h, cldm_heap_census_decode): pages free and in runs, and per size class its
+ * (cldm_device.h, cldm_heap_census_decode): pages free (and the aligned spans of 2, 4, 8 pages
+ * among them, which slabs of larger classes need) and in runs, and per size class its
  * slabs, their slots, the slots allocated and the free slots that current slabs hold for their
  * tickets to come. A malloc that returned NULL on a heap with free bytes found them all in
  * slabs of other classes (spec 2.1: a request is served from its class or, by borrowing, a
@@ -36,6 +37,13 @@ int cldm_heap_census_decode(const void *src, size_t span, cldm_heap_census *out)
       out->free_pages++;
     }
   }
+  for (uint32_t i = 0, k = 1; i < 4; i++, k *= 2) /* aligned spans of k pages wholly free */
+    for (uint32_t p = 0; p + k <= h.num_pages; p += k) {
+      uint32_t q = p;
+      while (q < p + k && (cldm_heap_span_desc(src, &h, q) >> CLDM_DESC_KIND_SHIFT) == 0)
+        q++;
+      out->free_spans[i] += q == p + k;
+    }
   for (uint32_t s = 0; s < h.num_shards; s++)
     for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
       uint32_t n = cldm_heap_span_unissued(src, &h, c, cldm_heap_span_w(src, &h, s, c));

@@ -20,16 +20,15 @@ static inline int cldm_heap_span_header(const void *src, size_t span, cldm_heap_
   if (h->magic != CLDM_HEAP_MAGIC || h->layout_version != CLDM_HEAP_LAYOUT_VERSION)
     return -1;
   if (h->num_pages > CLDM_HEAP_MAX_PAGES || h->descs_offset < CLDM_HEADER_BYTES ||
-      span < h->descs_offset || (span - h->descs_offset) / 4 < h->num_pages ||
-      h->num_shards == 0 || h->num_shards > CLDM_SHARDS_MAX || h->w_offset < CLDM_HEADER_BYTES ||
+      span < h->descs_offset || (span - h->descs_offset) / 4 < h->num_pages || h->num_shards == 0 ||
+      h->num_shards > CLDM_SHARDS_MAX || h->w_offset < CLDM_HEADER_BYTES ||
       h->w_offset + 8ull * CLDM_W_ROW_WORDS * h->num_shards > h->descs_offset)
     return -1;
   return 0;
 }
 
 /* Page p's descriptor and the current-page word of shard s, class c, from a checked span. */
-static inline uint32_t cldm_heap_span_desc(const void *src, const cldm_heap_header *h,
-                                           uint32_t p) {
+static inline uint32_t cldm_heap_span_desc(const void *src, const cldm_heap_header *h, uint32_t p) {
   uint32_t d;
   memcpy(&d, (const unsigned char *)src + h->descs_offset + 4 * (size_t)p, 4);
   return d;
@@ -37,8 +36,7 @@ static inline uint32_t cldm_heap_span_desc(const void *src, const cldm_heap_head
 static inline uint64_t cldm_heap_span_w(const void *src, const cldm_heap_header *h, uint32_t s,
                                         uint32_t c) {
   uint64_t w;
-  memcpy(&w, (const unsigned char *)src + h->w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + c),
-         8);
+  memcpy(&w, (const unsigned char *)src + h->w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + c), 8);
   return w;
 }
 

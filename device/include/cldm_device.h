@@ -189,9 +189,11 @@ typedef struct cldm_heap_census_class {
   uint64_t unissued;    /* free slots held by current slabs for their tickets to come */
 } cldm_heap_census_class;
 typedef struct cldm_heap_census {
-  uint64_t size;                                       /* usable bytes */
-  uint32_t free_pages;                                 /* pages no slab or run holds */
-  uint32_t run_pages;                                  /* pages of large allocations (runs) */
+  uint64_t size;          /* usable bytes */
+  uint32_t free_pages;    /* pages no slab or run holds */
+  uint32_t free_spans[4]; /* aligned spans of 1, 2, 4, 8 pages wholly free (slabs take such
+                             spans: 2 pages for 576 B - 1 KiB in a heap of 1 GiB or more) */
+  uint32_t run_pages;     /* pages of large allocations (runs) */
   cldm_heap_census_class classes[CLDM_CENSUS_CLASSES]; /* smallest class first */
 } cldm_heap_census;
 

@@ -782,6 +782,77 @@ static void test_pool_packing(void **state) {
   free(sizes);
 }
 
+/* One case of test_pool_keeps_pairs: every page of a 1 GiB heap a run of one page but those of
+ * `freed` (in one pool word); then a block of `small` bytes (slabs of k pages) and one of `big`
+ * (slabs of 2k pages): the small one must come from page small_page, the big one from the span
+ * at big_page. */
+static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed, size_t nf,
+                             uint32_t small_page, uint32_t big_page) {
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 1ull << 30);
+  uint32_t pages = (uint32_t)(heap.usable_bytes / CLDM_PAGE_BYTES);
+  assert_true(pages >= CLDM_BIG_SLABS_PAGES);
+  /* (checked modules add their trailer and guard, CLDM_CHECK_EXTRA_BYTES: the runs stay one
+   * page, and the requests' classes stay those of small and big) */
+  uint32_t run = CLDM_PAGE_BYTES - CLDM_CHECK_EXTRA_BYTES;
+  uint32_t ks = cldm_class_span_pages(cldm_class_of(small), pages);
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(small + CLDM_CHECK_EXTRA_BYTES), pages), ks);
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(big), pages), 2 * ks);
+  assert_int_equal(cldm_class_span_pages(cldm_class_of(big + CLDM_CHECK_EXTRA_BYTES), pages),
+                   2 * ks);
+  uint64_t base = first_page_offset(&heap);
+  uint32_t *sizes = malloc((size_t)pages * 4);
+  uint64_t *offs = malloc((size_t)pages * 8), gone[8];
+  assert_non_null(sizes);
+  assert_non_null(offs);
+  for (uint32_t i = 0; i < pages; i++)
+    sizes[i] = run;
+  run_malloc(&heap, sizes, offs, pages, 0);
+  size_t n = 0;
+  for (uint32_t i = 0; i < pages; i++) {
+    assert_true(offs[i] != CLDM_DTEST_NULL_OFF); /* every page a run */
+    uint32_t page = (uint32_t)((offs[i] - base) / CLDM_PAGE_BYTES);
+    for (size_t f = 0; f < nf; f++)
+      if (page == freed[f] && n < 8) {
+        gone[n++] = offs[i];
+        offs[i] = CLDM_DTEST_NULL_OFF;
+      }
+  }
+  assert_int_equal(n, nf);
+  run_free_offs(&heap, gone, n);
+  uint64_t s = malloc_one(&heap, small), b = malloc_one(&heap, big);
+  assert_true(s != CLDM_DTEST_NULL_OFF);
+  if (b == CLDM_DTEST_NULL_OFF)
+    fail_msg("%u B got NULL: the slab of %u B took page %u", big, small,
+             (unsigned)((s - base) / CLDM_PAGE_BYTES));
+  assert_int_equal((s - base) / CLDM_PAGE_BYTES, small_page);
+  assert_int_equal((b - base) / CLDM_PAGE_BYTES / (2 * ks), big_page / (2 * ks));
+  uint64_t last[2] = {s, b};
+  run_free_offs(&heap, last, 2);
+  run_free_offs(&heap, offs, pages);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+  free(offs);
+  free(sizes);
+}
+
+/* The pool keeps free pairs whole (CLDM_POOL_BUDDY, cldm_pool.clh). On a 1 GiB heap slabs of
+ * 16 B take 1 page, of 576 B - 1 KiB 2, of 1152 B - 2 KiB 4. With every page taken but a pair at
+ * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B
+ * must take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the
+ * bottom and a free pair above it, a slab of 1 KiB must take the pair and leave the 4 pages to a
+ * slab of 2 KiB. A span taken from the word's lowest block with room (CLDM_POOL_PACK alone)
+ * breaks the larger group, and the larger request gets NULL (no other such group is free, no
+ * larger class has a slab). */
+static void test_pool_keeps_pairs(void **state) {
+  (void)state;
+  require_module();
+  const uint32_t w = 32 * 100; /* pool word 100 */
+  const uint32_t pair_single[3] = {w, w + 1, w + 9};
+  keeps_pairs_case(16, 1000, pair_single, 3, w + 9, w);
+  const uint32_t quad_pair[6] = {w, w + 1, w + 2, w + 3, w + 10, w + 11};
+  keeps_pairs_case(1000, 2000, quad_pair, 6, w + 10, w);
+}
+
 /* The room index (cldm_heap_layout.h) in a metadata image: the classes' mask, and class c's
  * row (its summary, then one bit per page). */
 static uint32_t *room_top(unsigned char *img, const cldm_heap_header *hd) {
@@ -1010,6 +1081,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_pool_dry_stamp),
       cmocka_unit_test(test_search_unlisted),
       cmocka_unit_test(test_pool_packing),
+      cmocka_unit_test(test_pool_keeps_pairs),
       cmocka_unit_test(test_room_index),
       cmocka_unit_test(test_borrow),
       cmocka_unit_test(test_borrow_tickets),

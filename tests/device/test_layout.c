@@ -365,7 +365,8 @@ static void test_stats_decode(void **state) {
 
 /* The census (cldm_heap_census_decode): per class its slabs, their pages and slots, the slots
  * allocated (units less the unissued tickets of current slabs) and the unissued tickets; pages
- * free (descriptor kind 0) and in runs; span tails counted with their heads; bad spans refused. */
+ * free (descriptor kind 0), the aligned spans of 2, 4, 8 wholly free pages, pages in runs; span
+ * tails counted with their heads; bad spans refused. */
 static void test_census_decode(void **state) {
   (void)state;
   uint64_t buf = cldm_heap_buffer_size(1 * GiB); /* slabs of up to 8 pages */
@@ -377,6 +378,9 @@ static void test_census_decode(void **state) {
   assert_int_equal(cldm_heap_census_decode(img, span, &cs), 0);
   assert_int_equal(cs.size, 1 * GiB);
   assert_int_equal(cs.free_pages, 16384);
+  assert_int_equal(cs.free_spans[0], 16384);
+  assert_int_equal(cs.free_spans[1], 8192);
+  assert_int_equal(cs.free_spans[3], 2048);
   assert_int_equal(cs.run_pages, 0);
   for (uint32_t c = 0; c < CLDM_NUM_CLASSES; c++) {
     assert_int_equal(cs.classes[c].class_bytes, cldm_class_bytes(c));
@@ -406,6 +410,12 @@ static void test_census_decode(void **state) {
   memcpy(img + h.w_offset + 8 * (2 * CLDM_W_ROW_WORDS + 5), &w, 8);
   assert_int_equal(cldm_heap_census_decode(img, span, &cs), 0);
   assert_int_equal(cs.free_pages, 16384 - 7);
+  /* pages 120..126 taken, 127 free: the pairs from 120 to 126, the quads from 120 and 124 and
+   * the span of 8 from 120 are not wholly free */
+  assert_int_equal(cs.free_spans[0], 16384 - 7);
+  assert_int_equal(cs.free_spans[1], 8192 - 4);
+  assert_int_equal(cs.free_spans[2], 4096 - 2);
+  assert_int_equal(cs.free_spans[3], 2048 - 1);
   assert_int_equal(cs.run_pages, 2);
   const cldm_heap_census_class *c0 = &cs.classes[0], *c2 = &cs.classes[2], *cb = &cs.classes[big];
   assert_int_equal(c0->slabs, 1);
