@@ -152,7 +152,9 @@ typedef uint64_t cldm_u64;
 #define CLDM_CLASS_HOARD_DIV 16u
 /* Shards a class uses before any contention (cldm_class_used): as many as hold 1/256 of the
  * pages, which costs little even with every class in use (72/256 of the heap at most). */
+#ifndef CLDM_CLASS_FLOOR_DIV /* (overridable for the device's A/B builds; the host never uses it) */
 #define CLDM_CLASS_FLOOR_DIV 256u
+#endif
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
