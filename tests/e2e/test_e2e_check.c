@@ -173,21 +173,39 @@ static void test_live_overflow_and_leaks(void **state) {
   free(leaks.err);
 }
 
+/* `n` blocks of 100 bytes held by check.cl's leak kernel, until release_blocks frees them */
+typedef struct held_blocks {
+  cl_program program;
+  cl_kernel leak, release;
+  cl_mem out;
+  size_t n;
+} held_blocks;
+
+static held_blocks hold_blocks(size_t n) {
+  held_blocks b = {e2e_program(&t, "check"), NULL, NULL, NULL, n};
+  b.leak = e2e_kernel(b.program, "leak");
+  b.release = e2e_kernel(b.program, "release_leaks");
+  b.out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
+  clSetKernelArg(b.leak, 0, sizeof(cl_mem), &b.out);
+  clSetKernelArg(b.release, 0, sizeof(cl_mem), &b.out);
+  e2e_run(&t, b.leak, n);
+  return b;
+}
+
+static void release_blocks(held_blocks *b) {
+  e2e_run(&t, b->release, b->n);
+  clReleaseMemObject(b->out);
+  clReleaseKernel(b->leak);
+  clReleaseKernel(b->release);
+  clReleaseProgram(b->program);
+}
+
 /* freeing everything leaves no leak report */
 static void test_no_leaks(void **state) {
   (void)state;
   check_open();
-  cl_program p = e2e_program(&t, "check");
-  cl_kernel leak = e2e_kernel(p, "leak"), release = e2e_kernel(p, "release_leaks");
-  cl_mem out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
-  clSetKernelArg(leak, 0, sizeof(cl_mem), &out);
-  clSetKernelArg(release, 0, sizeof(cl_mem), &out);
-  e2e_run(&t, leak, 100);
-  e2e_run(&t, release, 100);
-  clReleaseMemObject(out);
-  clReleaseKernel(leak);
-  clReleaseKernel(release);
-  clReleaseProgram(p);
+  held_blocks b = hold_blocks(100);
+  release_blocks(&b);
   e2e_stderr cap;
   e2e_stderr_begin(&cap);
   e2e_close(&t);
@@ -203,12 +221,7 @@ static void test_no_leaks(void **state) {
 static void test_oom_census(void **state) {
   (void)state;
   check_open();
-  cl_program p = e2e_program(&t, "check");
-  cl_kernel leak = e2e_kernel(p, "leak"), release = e2e_kernel(p, "release_leaks");
-  cl_mem out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
-  clSetKernelArg(leak, 0, sizeof(cl_mem), &out);
-  clSetKernelArg(release, 0, sizeof(cl_mem), &out);
-  e2e_run(&t, leak, 100);
+  held_blocks b = hold_blocks(100);
   check_run r = run_check("too_big", 1, 0, 0);
   cl_ulong size = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_SIZE_EXT);
   cl_ulong in_use = e2e_heap_stat(&t, NULL, CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT);
@@ -234,11 +247,7 @@ static void test_oom_census(void **state) {
   } else {
     assert_null(strstr(r.err, "in free slots"));
   }
-  e2e_run(&t, release, 100);
-  clReleaseMemObject(out);
-  clReleaseKernel(leak);
-  clReleaseKernel(release);
-  clReleaseProgram(p);
+  release_blocks(&b);
   free(r.err);
   e2e_close(&t);
 }
