@@ -91,7 +91,7 @@ void cldm_check_format_census(char *line, size_t size, const char *kernel,
                      "cl_ext_device_malloc: kernel %s: heap of %" PRIu64 " bytes: %.1f %% in use, "
                      "%u pages free (%u in free aligned pairs), %.1f %% in free slots of %u "
                      "classes (%.1f %% held by current slabs)",
-                     kernel, c->size, 100.0 * in_use / heap, c->free_pages, 2 * c->free_spans[1],
+                     kernel, c->size, 100.0 * in_use / heap, c->free_pages, 2 * c->free_spans[0],
                      100.0 * free_slots / heap, classes, 100.0 * current / heap);
   for (unsigned i = 0; i < n_named && len > 0 && (size_t)len < size; i++) {
     const cldm_heap_census_class *e = &c->classes[named[i]];

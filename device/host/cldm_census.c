@@ -37,7 +37,7 @@ int cldm_heap_census_decode(const void *src, size_t span, cldm_heap_census *out)
       out->free_pages++;
     }
   }
-  for (uint32_t i = 0, k = 1; i < 4; i++, k *= 2) /* aligned spans of k pages wholly free */
+  for (uint32_t i = 0, k = 2; i < 3; i++, k *= 2) /* aligned spans of k pages wholly free */
     for (uint32_t p = 0; p + k <= h.num_pages; p += k) {
       uint32_t q = p;
       while (q < p + k && (cldm_heap_span_desc(src, &h, q) >> CLDM_DESC_KIND_SHIFT) == 0)

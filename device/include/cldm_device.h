@@ -191,7 +191,7 @@ typedef struct cldm_heap_census_class {
 typedef struct cldm_heap_census {
   uint64_t size;          /* usable bytes */
   uint32_t free_pages;    /* pages no slab or run holds */
-  uint32_t free_spans[4]; /* aligned spans of 1, 2, 4, 8 pages wholly free (slabs take such
+  uint32_t free_spans[3]; /* aligned spans of 2, 4, 8 pages wholly free (slabs take such
                              spans: 2 pages for 576 B - 1 KiB in a heap of 1 GiB or more) */
   uint32_t run_pages;     /* pages of large allocations (runs) */
   cldm_heap_census_class classes[CLDM_CENSUS_CLASSES]; /* smallest class first */

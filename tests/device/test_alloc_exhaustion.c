@@ -804,12 +804,9 @@ static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed
   uint64_t *offs = malloc((size_t)pages * 8), gone[8];
   assert_non_null(sizes);
   assert_non_null(offs);
-  for (uint32_t i = 0; i < pages; i++)
-    sizes[i] = run;
-  run_malloc(&heap, sizes, offs, pages, 0);
+  assert_int_equal(fill_class(&heap, run, pages, offs, sizes), pages); /* every page a run */
   size_t n = 0;
   for (uint32_t i = 0; i < pages; i++) {
-    assert_true(offs[i] != CLDM_DTEST_NULL_OFF); /* every page a run */
     uint32_t page = (uint32_t)((offs[i] - base) / CLDM_PAGE_BYTES);
     for (size_t f = 0; f < nf; f++)
       if (page == freed[f] && n < 8) {
