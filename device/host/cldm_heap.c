@@ -45,9 +45,10 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   g->num_shards = cldm_heap_shards(num_pages);
   g->w_offset = (uint32_t)off;
   /* the shard rows, the class row (shard levels and room counts, 0 in the image), the stamp
-   * rows (no stamps; change counts 0), the classes' change and refill counts (0), their flush
-   * marks (0) */
-  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + 5u), CLDM_META_ALIGN);
+   * rows (no stamps; change counts 0), the classes' change and refill counts (0), their dirty
+   * words (0) */
+  off = cldm_heap_align_up(off + 8ull * CLDM_W_ROW_WORDS * (g->num_shards + CLDM_W_EXTRA_ROWS),
+                           CLDM_META_ALIGN);
   g->descs_offset = (uint32_t)off;
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 14u
+#define CLDM_HEAP_LAYOUT_VERSION 15u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -102,13 +102,22 @@ typedef uint64_t cldm_u64;
  * ticket (device/cl/cldm_slab.clh, cldm_slab_borrow); in the row after that, word c is class c's
  * change count (low 32 bits: slabs of the class installed, units given back) and its refills in
  * progress (high 32 bits), both 0 in the image: what the class's last resort watches, so that
- * events of other classes do not send its search round again; in the last row, word c's low 32
- * bits are class c's flush mark (0 in the image): its install count plus the header's count of
- * frees of watched slabs, as read before the last flush of its current slabs
- * (cldm_slab_flush); its high 32 bits class c's install count (0 in the image): its slabs made
- * current that no flush has watched (device/cl/cldm_slab.clh, cldm_slab_counted). */
+ * events of other classes do not send its search round again. */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
+/* After that row, CLDM_W_DIRTY_ROWS rows of the classes' dirty words (0 in the image): class
+ * c's word i is word c of the i / 2-th of them, its low 32 bits for an even i, its high 32 bits
+ * for an odd one (device/cl/cldm_heap.clh, cldm_class_dirty). Words 0 .. CLDM_DIRTY_ROW_WORDS - 1
+ * hold a bit per shard row (bit s % 32 of word s / 32 set: a slab that no flush has looked at
+ * since was made current in row s, device/cl/cldm_slab.clh, cldm_slab_counted), word
+ * CLDM_DIRTY_WATCHED the header's count of frees of watched slabs as read before the last flush
+ * that read every row of the class (cldm_slab_flush). A flush reads the rows whose bit is set,
+ * and every row only when a watched slab was freed since. */
+#define CLDM_W_DIRTY_ROW 4u                          /* its first row, after the shard rows */
+#define CLDM_DIRTY_ROW_WORDS (CLDM_SHARDS_MAX / 32u) /* its bits: one per shard row */
+#define CLDM_DIRTY_WATCHED CLDM_DIRTY_ROW_WORDS
+#define CLDM_W_DIRTY_ROWS ((CLDM_DIRTY_WATCHED + 2u) / 2u) /* two 32-bit words a class a row */
+#define CLDM_W_EXTRA_ROWS (CLDM_W_DIRTY_ROW + CLDM_W_DIRTY_ROWS) /* rows after the shard rows */
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
  * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
  * low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a span at its last refill (a

@@ -116,8 +116,13 @@ static void test_sizes(void **state) {
                 cldm_room_summary_words(h.pool_words) + h.pool_words);
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
     assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
-    /* the shard rows, the class row, the stamp rows, the classes' change and refill counts */
-    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + 5u) <= h.descs_offset);
+    /* the shard rows, the class row, the stamp rows, the classes' change and refill counts,
+     * their dirty words (a 64-byte line a class, within their rows) */
+    assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + CLDM_W_EXTRA_ROWS) <=
+                h.descs_offset);
+    assert_true(CLDM_NUM_CLASSES <= CLDM_W_POOL_FULL &&
+                2u * CLDM_W_DIRTY_ROWS > CLDM_DIRTY_WATCHED);
+    assert_true(32u * CLDM_DIRTY_ROW_WORDS >= h.num_shards);
     assert_int_equal(h.num_shards, cldm_heap_shards(h.num_pages));
     assert_int_equal(h.image_bytes, image);
     free(img);
