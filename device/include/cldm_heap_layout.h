@@ -110,9 +110,9 @@ typedef uint64_t cldm_u64;
  * for an odd one (device/cl/cldm_heap.clh, cldm_class_dirty). Words 0 .. CLDM_DIRTY_ROW_WORDS - 1
  * hold a bit per shard row (bit s % 32 of word s / 32 set: a slab that no flush has looked at
  * since was made current in row s, device/cl/cldm_slab.clh, cldm_slab_counted), word
- * CLDM_DIRTY_WATCHED the header's count of frees of watched slabs as read before the last flush
- * that read every row of the class (cldm_slab_flush). A flush reads the rows whose bit is set,
- * and every row only when a watched slab was freed since. */
+ * CLDM_DIRTY_WATCHED the header's count of frees of watched slabs for which a flush last took
+ * every row of the class (cldm_slab_flush). A flush reads the rows whose bit it cleared, and
+ * every row when it moved that word to a newer count. */
 #define CLDM_W_DIRTY_ROW 4u                          /* its first row, after the shard rows */
 #define CLDM_DIRTY_ROW_WORDS (CLDM_SHARDS_MAX / 32u) /* its bits: one per shard row */
 #define CLDM_DIRTY_WATCHED CLDM_DIRTY_ROW_WORDS
