@@ -64,7 +64,7 @@ typedef uint64_t cldm_u64;
  *                     (see cldm_slab.clh), one per search that pinned it for a moment; watch
  *                     (CLDM_DESC_WATCH, 0 in the image): a flush of the last resort kept the
  *                     slab current because it held an allocation (or a refill made a partly
- *                     used slab current again), and the next drop of it counts
+ *                     used slab current again), and the next free from it counts
  *                     (CLDM_HDR_WORD_WATCHED) and clears the bit (a flush that raced with
  *                     the slab's end may leave the bit on any kind: every reader masks it)
  *   kind 0xF1..0xF7   later page of a span, at distance kind-0xF0 from its head; count 0
