@@ -17,6 +17,11 @@
 
 #define MiB (1ull << 20)
 
+/* The classes' dirty words fit their rows: word c of a row for class c (a class's words before
+ * the pool summary's), two 32-bit words in each, the watched count after the row bits. */
+_Static_assert(CLDM_NUM_CLASSES <= CLDM_W_POOL_FULL, "a dirty row holds every class's word");
+_Static_assert(2u * CLDM_W_DIRTY_ROWS > CLDM_DIRTY_WATCHED, "the dirty rows hold every word");
+
 /* The image of a fresh heap in a buffer of `buf` bytes (the caller frees it); its statistics
  * span in *span. */
 static unsigned char *image_of(uint64_t buf, size_t *span) {
@@ -117,11 +122,9 @@ static void test_sizes(void **state) {
     assert_true(h.descs_offset + 4ull * h.num_pages <= h.pool_offset);
     assert_true(h.w_offset >= CLDM_HEADER_BYTES && h.w_offset % 8 == 0);
     /* the shard rows, the class row, the stamp rows, the classes' change and refill counts,
-     * their dirty words (a 64-byte line a class, within their rows) */
+     * their dirty words (word c of their rows, a bit for each of the heap's shard rows) */
     assert_true(h.w_offset + 8ull * CLDM_W_ROW_WORDS * (h.num_shards + CLDM_W_EXTRA_ROWS) <=
                 h.descs_offset);
-    assert_true(CLDM_NUM_CLASSES <= CLDM_W_POOL_FULL &&
-                2u * CLDM_W_DIRTY_ROWS > CLDM_DIRTY_WATCHED);
     assert_true(32u * CLDM_DIRTY_ROW_WORDS >= h.num_shards);
     assert_int_equal(h.num_shards, cldm_heap_shards(h.num_pages));
     assert_int_equal(h.image_bytes, image);
