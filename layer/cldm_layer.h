@@ -534,6 +534,7 @@ cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
 cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
                                                  cl_kernel *kernels, cl_uint *num_ret);
 cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret);
+cl_int CL_API_CALL clRetainKernel_wrap(cl_kernel kernel);
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel);
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,
                                         void *value, size_t *size_ret);

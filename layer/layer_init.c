@@ -61,6 +61,7 @@ static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   d->clCreateKernel = clCreateKernel_wrap;
   d->clCreateKernelsInProgram = clCreateKernelsInProgram_wrap;
   d->clCloneKernel = clCloneKernel_wrap;
+  d->clRetainKernel = clRetainKernel_wrap;
   d->clReleaseKernel = clReleaseKernel_wrap;
   d->clGetKernelInfo = clGetKernelInfo_wrap;
   d->clGetKernelArgInfo = clGetKernelArgInfo_wrap;

@@ -13,7 +13,14 @@
  * holds a reference on it while the kernel lives (as a driver's kernel holds its program).
  * clGetKernelArgInfo answers from the program's argument table where it has one (programs
  * built from source with -cl-kernel-arg-info, and their binaries).
+ *
+ * Both go at the application's last release of the kernel, counted here (created, retained,
+ * released through the layer), not read from the driver: a driver holds a kernel of its own
+ * while a launch of it runs (pocl retains it in the command), so a last release made during a
+ * launch sees a count of 2, and the records would outlive the kernel until a new kernel
+ * reused its handle.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +31,36 @@ static int cldm_kernels_count; /* records alive; read without the lock on the fa
 /* kernel -> the application's source program, for kernels made from a target */
 static cldm_map cldm_kernel_programs = CLDM_MAP_INIT;
 static int cldm_kernel_programs_count;
+/* kernel -> handles the application holds, for kernels with a record or a redirect */
+static cldm_map cldm_kernel_handles = CLDM_MAP_INIT;
+
+/* A new kernel with a record or a redirect: the application holds its one handle (a recycled
+ * handle starts again). */
+static void cldm_kernel_handles_new(cl_kernel kernel) {
+  pthread_mutex_lock(&cldm_kernel_handles.lock);
+  if (cldm_map_put(&cldm_kernel_handles, kernel, (void *)(uintptr_t)1) != 0)
+    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
+  pthread_mutex_unlock(&cldm_kernel_handles.lock);
+}
+
+/* Adds `delta` to the handles the application holds to `kernel`; returns the new count (the
+ * entry goes at 0), or -1 for a kernel without a record or a redirect. */
+static long cldm_kernel_handles_add(cl_kernel kernel, int delta) {
+  pthread_mutex_lock(&cldm_kernel_handles.lock);
+  uintptr_t n = (uintptr_t)cldm_map_get(&cldm_kernel_handles, kernel);
+  long now = -1;
+  if (n) {
+    now = (long)n + delta;
+    if (now <= 0) {
+      cldm_map_remove(&cldm_kernel_handles, kernel);
+      now = 0;
+    } else if (cldm_map_put(&cldm_kernel_handles, kernel, (void *)(uintptr_t)now) != 0)
+      cldm_log(CLDM_LOG_ERROR, "out of host memory counting the handles of kernel %p",
+               (void *)kernel);
+  }
+  pthread_mutex_unlock(&cldm_kernel_handles.lock);
+  return now;
+}
 
 static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
   cldm_kernel *rec = calloc(1, sizeof(*rec));
@@ -35,16 +72,24 @@ static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t 
   rec->num_user_args = num_user_args;
   pthread_mutex_init(&rec->lock, NULL);
   pthread_mutex_lock(&cldm_kernels.lock);
-  cldm_kernel *old = cldm_map_remove(&cldm_kernels, kernel); /* a recycled handle */
-  if (cldm_map_put(&cldm_kernels, kernel, rec) == 0)
-    __atomic_add_fetch(&cldm_kernels_count, old ? 0 : 1, __ATOMIC_RELAXED);
-  else {
+  /* a recycled handle whose kernel the application never released: its record is replaced,
+   * and the count of records stays (it went down once for the old one before, which kept the
+   * new kernel's record out of sight of cldm_kernel_find's fast path) */
+  cldm_kernel *old = cldm_map_remove(&cldm_kernels, kernel);
+  if (cldm_map_put(&cldm_kernels, kernel, rec) == 0) {
+    if (!old)
+      __atomic_add_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
+  } else {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
+    if (old)
+      __atomic_sub_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
     free(rec);
+    rec = NULL;
   }
   pthread_mutex_unlock(&cldm_kernels.lock);
+  if (rec)
+    cldm_kernel_handles_new(kernel);
   if (old) {
-    __atomic_sub_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
     pthread_mutex_destroy(&old->lock);
     free(old);
   }
@@ -73,11 +118,23 @@ static void cldm_kernel_redirect(cl_kernel kernel, cl_program program) {
   cldm_source_kernel_attached(program, 1);
   pthread_mutex_lock(&cldm_kernel_programs.lock);
   cl_program old = cldm_map_remove(&cldm_kernel_programs, kernel); /* a recycled handle */
-  if (cldm_map_put(&cldm_kernel_programs, kernel, program) == 0)
-    __atomic_add_fetch(&cldm_kernel_programs_count, old ? 0 : 1, __ATOMIC_RELAXED);
-  else
-    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
+  int kept = cldm_map_put(&cldm_kernel_programs, kernel, program) == 0;
+  if (kept && !old)
+    __atomic_add_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
+  else if (!kept && old)
+    __atomic_sub_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&cldm_kernel_programs.lock);
+  if (kept)
+    cldm_kernel_handles_new(kernel);
+  else {
+    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
+    cldm_source_kernel_attached(program, -1);
+    clReleaseProgram_wrap(program);
+  }
+  if (old) { /* the old kernel's reference on its program */
+    cldm_source_kernel_attached(old, -1);
+    clReleaseProgram_wrap(old);
+  }
 }
 
 /* The application's program of a kernel made from a target, or NULL. */
@@ -153,11 +210,17 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
   return kernel;
 }
 
+cl_int CL_API_CALL clRetainKernel_wrap(cl_kernel kernel) {
+  cl_int err = cldm_next->clRetainKernel(kernel);
+  if (err == CL_SUCCESS)
+    cldm_kernel_handles_add(kernel, 1);
+  return err;
+}
+
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
-  int last = 0;
-  int watched = cldm_kernel_find(kernel) || cldm_kernel_app_program(kernel);
-  cl_int err = cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, watched ? &last : NULL);
-  if (last) {
+  /* The records go before the driver's release: until it, no new kernel can have this
+   * handle. */
+  if (cldm_kernel_handles_add(kernel, -1) == 0) {
     pthread_mutex_lock(&cldm_kernels.lock);
     cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
     pthread_mutex_unlock(&cldm_kernels.lock);
@@ -168,7 +231,7 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
     }
     cldm_kernel_unredirect(kernel);
   }
-  return err;
+  return cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, NULL);
 }
 
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,

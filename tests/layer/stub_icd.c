@@ -435,6 +435,9 @@ static int stub_ptx_entry_params(const struct _cl_program *p, const char *name) 
   return n;
 }
 
+/* The memory of the last kernel freed, which the next kernel gets: a handle a driver reuses. */
+static struct _cl_kernel *stub_kernel_spare;
+
 static cl_kernel CL_API_CALL stub_CreateKernel(cl_program p, const char *name, cl_int *err) {
   int params = name && strlen(name) < 256 ? stub_ptx_entry_params(p, name) : -1;
   if (params < 0) {
@@ -442,7 +445,9 @@ static cl_kernel CL_API_CALL stub_CreateKernel(cl_program p, const char *name, c
       *err = CL_INVALID_KERNEL_NAME;
     return NULL;
   }
-  struct _cl_kernel *k = calloc(1, sizeof(*k));
+  struct _cl_kernel *k = stub_kernel_spare ? stub_kernel_spare : calloc(1, sizeof(*k));
+  stub_kernel_spare = NULL;
+  memset(k, 0, sizeof(*k));
   k->dispatch = &stub_dispatch;
   k->program = p;
   snprintf(k->name, sizeof(k->name), "%s", name);
@@ -459,9 +464,21 @@ static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p);
 static cl_int CL_API_CALL stub_ReleaseKernel(cl_kernel k) {
   if (--k->refs == 0) {
     stub_ReleaseProgram(k->program);
-    free(k);
+    free(stub_kernel_spare);
+    stub_kernel_spare = k;
   }
   return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL stub_RetainKernel(cl_kernel k) {
+  k->refs++;
+  return CL_SUCCESS;
+}
+
+/* STUB_DRIVER_REF_FUNCTION: the driver's own reference on k (a launch of it in flight) taken
+ * (delta 1) or dropped (-1), out of the layer's sight. */
+static cl_int stub_DriverRefKernel(cl_kernel k, cl_int delta) {
+  return delta > 0 ? stub_RetainKernel(k) : stub_ReleaseKernel(k);
 }
 
 static cl_int CL_API_CALL stub_GetKernelInfo(cl_kernel k, cl_kernel_info name, size_t size,
@@ -559,6 +576,8 @@ static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name) {
     return (void *)stub_probe;
   if (!strcmp(name, STUB_LAST_BUILD_OPTIONS_FUNCTION))
     return (void *)stub_LastBuildOptions;
+  if (!strcmp(name, STUB_DRIVER_REF_FUNCTION))
+    return (void *)stub_DriverRefKernel;
   return NULL;
 }
 
@@ -594,6 +613,7 @@ __attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clCompileProgram = stub_CompileProgram;
   stub_dispatch.clCreateKernel = stub_CreateKernel;
   stub_dispatch.clReleaseKernel = stub_ReleaseKernel;
+  stub_dispatch.clRetainKernel = stub_RetainKernel;
   stub_dispatch.clGetKernelInfo = stub_GetKernelInfo;
   stub_dispatch.clSetKernelArg = stub_SetKernelArg;
 }

@@ -437,6 +437,75 @@ static void test_source_compile_and_link(void **state) {
   clReleaseProgram(l);
 }
 
+/* ---- kernel handles ----------------------------------------------------------------------- */
+
+/* CL_KERNEL_NUM_ARGS of k, the hidden argument's index refused by clSetKernelArg. */
+static cl_uint hidden_args(cl_kernel k) {
+  cl_uint n = 0;
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(n), &n, NULL), CL_SUCCESS);
+  assert_int_equal(clSetKernelArg(k, n, sizeof(cl_mem), NULL), CL_INVALID_ARG_INDEX);
+  return n;
+}
+
+static cl_uint program_refs(cl_program p) {
+  cl_uint refs = 0;
+  assert_int_equal(clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL),
+                   CL_SUCCESS);
+  return refs;
+}
+
+/* The application's handles to a kernel of built program p are counted by the layer: its
+ * last release drops the kernel's records although the driver still holds the kernel (a
+ * launch in flight), and a new kernel that gets the freed kernel's handle is tracked afresh:
+ * its heap argument stays hidden and it names p. Before, the layer read the driver's count,
+ * kept the records of a kernel released during a launch, and a kernel made later at the same
+ * address was lost to cldm_kernel_find (the count of records went to 0 with one left): its
+ * launches went to the driver without the heap argument (pocl: CL_INVALID_KERNEL_ARGS); and
+ * a kernel of a source program kept its reference on the program. */
+static void recycled_kernel_handle(cl_program p) {
+  typedef cl_int (*driver_ref_fn)(cl_kernel, cl_int);
+  driver_ref_fn driver_ref =
+      (driver_ref_fn)clGetExtensionFunctionAddressForPlatform(plat, STUB_DRIVER_REF_FUNCTION);
+  assert_non_null(driver_ref);
+  cl_uint refs = program_refs(p);
+  cl_int err;
+  cl_kernel k1 = clCreateKernel(p, "fill", &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clRetainKernel(k1), CL_SUCCESS); /* a second handle of the application's */
+  assert_int_equal(driver_ref(k1, 1), CL_SUCCESS);  /* a launch in flight */
+  assert_int_equal(clReleaseKernel(k1), CL_SUCCESS);
+  assert_int_equal(hidden_args(k1), 2); /* one handle left: still tracked */
+  assert_int_equal(clReleaseKernel(k1), CL_SUCCESS);
+  assert_int_equal(driver_ref(k1, -1), CL_SUCCESS); /* the launch is done: the driver frees k1 */
+  assert_int_equal(program_refs(p), refs);          /* nothing holds p for the dead kernel */
+  cl_kernel k2 = clCreateKernel(p, "fill", &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_ptr_equal(k2, k1); /* the stub reuses the freed kernel's memory */
+  assert_int_equal(hidden_args(k2), 2);
+  cl_program kp = NULL;
+  assert_int_equal(clGetKernelInfo(k2, CL_KERNEL_PROGRAM, sizeof(kp), &kp, NULL), CL_SUCCESS);
+  assert_ptr_equal(kp, p);
+  assert_int_equal(clReleaseKernel(k2), CL_SUCCESS);
+  assert_int_equal(program_refs(p), refs);
+}
+
+static void test_recycled_kernel_handle(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "alloc_basic.spv", &il, &size);
+  assert_int_equal(clBuildProgram(p, 1, &dev, NULL, NULL, NULL), CL_SUCCESS);
+  recycled_kernel_handle(p);
+  free(il);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+}
+
+static void test_recycled_kernel_handle_source(void **state) {
+  cl_program p = from_source(src_alloc);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "-DSCALE=2", NULL, NULL), CL_SUCCESS);
+  recycled_kernel_handle(p);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+}
+
 /* ---- CLDM_CHECK=1 ------------------------------------------------------------------------- */
 
 /* Checked mode on the PTX route: the checked cl12 allocator, translated like any module, not
@@ -526,6 +595,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_source_not_allocating_untouched),
       cmocka_unit_test(test_source_compile_error),
       cmocka_unit_test(test_source_compile_and_link),
+      cmocka_unit_test(test_recycled_kernel_handle),
+      cmocka_unit_test(test_recycled_kernel_handle_source),
   };
   return cmocka_run_group_tests_name("ptx route", tests, setup, teardown);
 }
