@@ -286,10 +286,8 @@ typedef enum cldm_object_kind {
 } cldm_object_kind;
 
 /* Releases `object` (a handle of `kind`) through the next table; after a successful release,
- * frees the heaps of its context that nothing of the application's can reach any more. If
- * `last` is not NULL, *last becomes 1 if that release dropped the object's last reference
- * (the caller then forgets its record of the object), else 0. */
-cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last);
+ * frees the heaps of its context that nothing of the application's can reach any more. */
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object);
 /* Frees the heaps (of `device`, of any device if NULL) whose contexts the application has
  * released entirely but that the driver held at the last release (commands still running
  * then); with `wait`, gives each such context a moment (cldm_heap_reap). */
@@ -359,6 +357,11 @@ typedef struct cldm_program {
                       together with them, by clLinkProgram */
   int compiled;        /* clCompileProgram succeeded (the PTX route has nothing to compile) */
   cldm_arg_table args; /* argument information the layer answers (empty: the driver's) */
+  /* Handles to the program held through the layer (the creator's, clRetainProgram's, the
+   * layer's own) plus kernels made from it that are alive (layer_kernel.c): the record goes
+   * when they are all gone (cldm_program_hold), not when the driver's count says so, which
+   * counts a driver's own references too (kernels of launches still running). */
+  unsigned long holders;
 } cldm_program;
 
 /* A record with copies of `report`'s kernels (no IL); NULL if out of memory. */
@@ -378,8 +381,9 @@ void cldm_program_names_free(char **names, size_t n);
 void *cldm_program_extfn(const char *name);
 /* 1 if `program` has a record. */
 int cldm_program_tracked(cl_program program);
-/* Removes and frees the record of `program` (after its last release). */
-void cldm_program_forget(cl_program program);
+/* Adds `delta` to the holders of `program`'s record (cldm_program.holders), which goes at 0;
+ * returns the new count, or -1 if the program has no record. */
+long cldm_program_hold(cl_program program, int delta);
 /* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
  * features every served device of it has. */
 cldm_device_route cldm_program_context_route(cl_context context, unsigned *features);
@@ -488,6 +492,7 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
                                                       cl_int *errcode_ret);
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret);
+cl_int CL_API_CALL clRetainProgram_wrap(cl_program program);
 cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
 /* ---- layer_build.c: building and compiling programs (spec 1.5, 1.5.1) -------------------- */

@@ -50,6 +50,7 @@ static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   /* layer_source.c */
   d->clCreateProgramWithSource = clCreateProgramWithSource_wrap;
   d->clGetProgramInfo = clGetProgramInfo_wrap;
+  d->clRetainProgram = clRetainProgram_wrap;
   d->clReleaseProgram = clReleaseProgram_wrap;
   /* layer_build.c */
   d->clBuildProgram = clBuildProgram_wrap;

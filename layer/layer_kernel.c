@@ -18,7 +18,8 @@
  * released through the layer), not read from the driver: a driver holds a kernel of its own
  * while a launch of it runs (pocl retains it in the command), so a last release made during a
  * launch sees a count of 2, and the records would outlive the kernel until a new kernel
- * reused its handle.
+ * reused its handle. A kernel of a program with a record holds that record
+ * (cldm_program_hold) until then, as the driver's kernel holds its program.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,35 +32,72 @@ static int cldm_kernels_count; /* records alive; read without the lock on the fa
 /* kernel -> the application's source program, for kernels made from a target */
 static cldm_map cldm_kernel_programs = CLDM_MAP_INIT;
 static int cldm_kernel_programs_count;
-/* kernel -> handles the application holds, for kernels with a record or a redirect */
-static cldm_map cldm_kernel_handles = CLDM_MAP_INIT;
+/* kernel -> its handles, for kernels of a program with a record (a hold on that record, which
+ * the kernel's program queries may need while the kernel lives) or with a redirect */
+typedef struct cldm_kernel_handles {
+  unsigned long count; /* handles the application holds */
+  cl_program held;     /* the program whose record the kernel holds, or NULL */
+} cldm_kernel_handles;
+static cldm_map cldm_kernel_handles_map = CLDM_MAP_INIT;
 
-/* A new kernel with a record or a redirect: the application holds its one handle (a recycled
- * handle starts again). */
-static void cldm_kernel_handles_new(cl_kernel kernel) {
-  pthread_mutex_lock(&cldm_kernel_handles.lock);
-  if (cldm_map_put(&cldm_kernel_handles, kernel, (void *)(uintptr_t)1) != 0)
+/* A new kernel made from `from` (a record's hold taken if it has one), with a redirect or not:
+ * counted if either (one handle: the application's). */
+static void cldm_kernel_watch(cl_kernel kernel, cl_program from, int redirected) {
+  if (!kernel)
+    return;
+  cl_program held = from && cldm_program_hold(from, 1) >= 0 ? from : NULL;
+  if (!held && !redirected)
+    return;
+  cldm_kernel_handles *e = malloc(sizeof(*e)), *old = NULL;
+  pthread_mutex_lock(&cldm_kernel_handles_map.lock);
+  old = cldm_map_remove(&cldm_kernel_handles_map, kernel); /* a recycled handle: never released */
+  if (e) {
+    e->count = 1;
+    e->held = held;
+    if (cldm_map_put(&cldm_kernel_handles_map, kernel, e) != 0) {
+      free(e);
+      e = NULL;
+    }
+  }
+  pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
+  if (!e) {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
-  pthread_mutex_unlock(&cldm_kernel_handles.lock);
+    if (held)
+      cldm_program_hold(held, -1);
+  }
+  if (old && old->held)
+    cldm_program_hold(old->held, -1);
+  free(old);
 }
 
-/* Adds `delta` to the handles the application holds to `kernel`; returns the new count (the
- * entry goes at 0), or -1 for a kernel without a record or a redirect. */
-static long cldm_kernel_handles_add(cl_kernel kernel, int delta) {
-  pthread_mutex_lock(&cldm_kernel_handles.lock);
-  uintptr_t n = (uintptr_t)cldm_map_get(&cldm_kernel_handles, kernel);
+/* Adds `delta` to the handles the application holds to `kernel`. Returns the new count, or -1
+ * for a kernel not counted; at 0 the entry goes and *held is the program whose hold the caller
+ * must give back (or NULL). */
+static long cldm_kernel_handles_add(cl_kernel kernel, int delta, cl_program *held) {
+  pthread_mutex_lock(&cldm_kernel_handles_map.lock);
+  cldm_kernel_handles *e = cldm_map_get(&cldm_kernel_handles_map, kernel);
   long now = -1;
-  if (n) {
-    now = (long)n + delta;
+  if (e) {
+    now = (long)e->count + delta;
+    e->count = now > 0 ? (unsigned long)now : 0ul;
     if (now <= 0) {
-      cldm_map_remove(&cldm_kernel_handles, kernel);
+      cldm_map_remove(&cldm_kernel_handles_map, kernel);
+      *held = e->held;
+      free(e);
       now = 0;
-    } else if (cldm_map_put(&cldm_kernel_handles, kernel, (void *)(uintptr_t)now) != 0)
-      cldm_log(CLDM_LOG_ERROR, "out of host memory counting the handles of kernel %p",
-               (void *)kernel);
+    }
   }
-  pthread_mutex_unlock(&cldm_kernel_handles.lock);
+  pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
   return now;
+}
+
+/* The program whose record `kernel` holds, or NULL. */
+static cl_program cldm_kernel_held(cl_kernel kernel) {
+  pthread_mutex_lock(&cldm_kernel_handles_map.lock);
+  cldm_kernel_handles *e = cldm_map_get(&cldm_kernel_handles_map, kernel);
+  cl_program held = e ? e->held : NULL;
+  pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
+  return held;
 }
 
 static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
@@ -87,8 +125,6 @@ static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t 
     rec = NULL;
   }
   pthread_mutex_unlock(&cldm_kernels.lock);
-  if (rec)
-    cldm_kernel_handles_new(kernel);
   if (old) {
     pthread_mutex_destroy(&old->lock);
     free(old);
@@ -114,7 +150,7 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
 static void cldm_kernel_redirect(cl_kernel kernel, cl_program program) {
   if (!kernel)
     return;
-  cldm_next->clRetainProgram(program);
+  clRetainProgram_wrap(program);
   cldm_source_kernel_attached(program, 1);
   pthread_mutex_lock(&cldm_kernel_programs.lock);
   cl_program old = cldm_map_remove(&cldm_kernel_programs, kernel); /* a recycled handle */
@@ -124,9 +160,7 @@ static void cldm_kernel_redirect(cl_kernel kernel, cl_program program) {
   else if (!kept && old)
     __atomic_sub_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&cldm_kernel_programs.lock);
-  if (kept)
-    cldm_kernel_handles_new(kernel);
-  else {
+  if (!kept) {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
     cldm_source_kernel_attached(program, -1);
     clReleaseProgram_wrap(program);
@@ -173,6 +207,7 @@ cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
   cl_program target = cldm_source_target(program);
   cl_kernel kernel = cldm_next->clCreateKernel(target ? target : program, name, errcode_ret);
   cldm_kernel_track(kernel, target ? target : program);
+  cldm_kernel_watch(kernel, target ? target : program, target != NULL);
   if (target) {
     cldm_kernel_redirect(kernel, program);
     cldm_next->clReleaseProgram(target);
@@ -189,6 +224,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num
   if (err == CL_SUCCESS && kernels)
     for (cl_uint i = 0; i < n && i < num_kernels; i++) {
       cldm_kernel_track(kernels[i], from);
+      cldm_kernel_watch(kernels[i], from, target != NULL);
       if (target)
         cldm_kernel_redirect(kernels[i], program);
     }
@@ -205,6 +241,7 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
   if (src)
     cldm_kernel_add(kernel, src->heap_arg_index, src->num_user_args);
   cl_program app = kernel ? cldm_kernel_app_program(source) : NULL;
+  cldm_kernel_watch(kernel, kernel ? cldm_kernel_held(source) : NULL, app != NULL);
   if (app)
     cldm_kernel_redirect(kernel, app);
   return kernel;
@@ -212,15 +249,17 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
 
 cl_int CL_API_CALL clRetainKernel_wrap(cl_kernel kernel) {
   cl_int err = cldm_next->clRetainKernel(kernel);
+  cl_program held = NULL;
   if (err == CL_SUCCESS)
-    cldm_kernel_handles_add(kernel, 1);
+    cldm_kernel_handles_add(kernel, 1, &held);
   return err;
 }
 
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
   /* The records go before the driver's release: until it, no new kernel can have this
    * handle. */
-  if (cldm_kernel_handles_add(kernel, -1) == 0) {
+  cl_program held = NULL;
+  if (cldm_kernel_handles_add(kernel, -1, &held) == 0) {
     pthread_mutex_lock(&cldm_kernels.lock);
     cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
     pthread_mutex_unlock(&cldm_kernels.lock);
@@ -230,8 +269,10 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
       free(rec);
     }
     cldm_kernel_unredirect(kernel);
+    if (held)
+      cldm_program_hold(held, -1);
   }
-  return cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel, NULL);
+  return cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel);
 }
 
 cl_int CL_API_CALL clGetKernelInfo_wrap(cl_kernel kernel, cl_kernel_info name, size_t size,

@@ -99,24 +99,16 @@ static cl_int cldm_lifetime_release_next(cldm_object_kind kind, void *object) {
   }
 }
 
-/* The <OBJECT>_CONTEXT and <OBJECT>_REFERENCE_COUNT queries, by cldm_object_kind. */
+/* The <OBJECT>_CONTEXT queries, by cldm_object_kind. */
 static const cl_uint cldm_lifetime_context_param[] = {CL_QUEUE_CONTEXT,   CL_MEM_CONTEXT,
                                                       CL_SAMPLER_CONTEXT, CL_EVENT_CONTEXT,
                                                       CL_PROGRAM_CONTEXT, CL_KERNEL_CONTEXT};
-static const cl_uint cldm_lifetime_refcount_param[] = {
-    CL_QUEUE_REFERENCE_COUNT, CL_MEM_REFERENCE_COUNT,     CL_SAMPLER_REFERENCE_COUNT,
-    CL_EVENT_REFERENCE_COUNT, CL_PROGRAM_REFERENCE_COUNT, CL_KERNEL_REFERENCE_COUNT};
 
-cl_int cldm_lifetime_release(cldm_object_kind kind, void *object, int *last) {
-  cl_uint refs = 0;
+cl_int cldm_lifetime_release(cldm_object_kind kind, void *object) {
   cl_context context = NULL;
-  if (last)
-    cldm_lifetime_info(kind, object, cldm_lifetime_refcount_param[kind], sizeof(refs), &refs);
   if (cldm_heap_any())
     cldm_lifetime_info(kind, object, cldm_lifetime_context_param[kind], sizeof(context), &context);
   cl_int err = cldm_lifetime_release_next(kind, object);
-  if (last)
-    *last = err == CL_SUCCESS && refs == 1;
   if (err == CL_SUCCESS && context)
     cldm_lifetime_reap(context, 0, 0);
   return err;
@@ -162,17 +154,17 @@ cl_int CL_API_CALL clReleaseContext_wrap(cl_context context) {
 }
 
 cl_int CL_API_CALL clReleaseCommandQueue_wrap(cl_command_queue queue) {
-  return cldm_lifetime_release(CLDM_OBJECT_QUEUE, queue, NULL);
+  return cldm_lifetime_release(CLDM_OBJECT_QUEUE, queue);
 }
 
 cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem) {
-  return cldm_lifetime_release(CLDM_OBJECT_MEM, mem, NULL);
+  return cldm_lifetime_release(CLDM_OBJECT_MEM, mem);
 }
 
 cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler) {
-  return cldm_lifetime_release(CLDM_OBJECT_SAMPLER, sampler, NULL);
+  return cldm_lifetime_release(CLDM_OBJECT_SAMPLER, sampler);
 }
 
 cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event) {
-  return cldm_lifetime_release(CLDM_OBJECT_EVENT, event, NULL);
+  return cldm_lifetime_release(CLDM_OBJECT_EVENT, event);
 }

@@ -182,11 +182,21 @@ int cldm_program_tracked(cl_program program) {
   return tracked;
 }
 
-void cldm_program_forget(cl_program program) {
+long cldm_program_hold(cl_program program, int delta) {
   pthread_mutex_lock(&cldm_programs.lock);
-  cldm_program *rec = cldm_map_remove(&cldm_programs, program);
+  cldm_program *rec = cldm_map_get(&cldm_programs, program), *gone = NULL;
+  long now = -1;
+  if (rec) {
+    now = (long)rec->holders + delta;
+    rec->holders = now > 0 ? (unsigned long)now : 0ul;
+    if (now <= 0) {
+      gone = cldm_map_remove(&cldm_programs, program);
+      now = 0;
+    }
+  }
   pthread_mutex_unlock(&cldm_programs.lock);
-  cldm_program_free(rec);
+  cldm_program_free(gone);
+  return now;
 }
 
 void cldm_program_set_args(cl_program program, cldm_arg_table *args) {
@@ -213,6 +223,7 @@ int cldm_program_il_info(cl_program program, size_t size, void *value, size_t *s
 }
 
 void cldm_program_register(cl_program program, cldm_program *rec) {
+  rec->holders = 1; /* the handle of its creator (the application, or the layer for a target) */
   pthread_mutex_lock(&cldm_programs.lock);
   cldm_program *old = cldm_map_remove(&cldm_programs, program); /* a recycled handle */
   if (cldm_map_put(&cldm_programs, program, rec) != 0) {

@@ -269,10 +269,14 @@ cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
       clReleaseProgram_wrap(s->target);
     cldm_source_free(s);
   }
-  int last = 0;
-  cl_int err = cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program,
-                                     cldm_program_tracked(program) ? &last : NULL);
-  if (last)
-    cldm_program_forget(program);
+  /* the record goes before the driver's release: until it, no new program has this handle */
+  cldm_program_hold(program, -1);
+  return cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program);
+}
+
+cl_int CL_API_CALL clRetainProgram_wrap(cl_program program) {
+  cl_int err = cldm_next->clRetainProgram(program);
+  if (err == CL_SUCCESS)
+    cldm_program_hold(program, 1);
   return err;
 }

@@ -311,6 +311,18 @@ static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
 }
 
 /* Keeps a copy of exactly the bytes it was given: tests compare it with what they passed. */
+
+/* The memory of the last program freed, which the next program gets: a handle a driver
+ * reuses. */
+static struct _cl_program *stub_program_spare;
+
+static struct _cl_program *stub_program_new(void) {
+  struct _cl_program *p = stub_program_spare ? stub_program_spare : calloc(1, sizeof(*p));
+  stub_program_spare = NULL;
+  memset(p, 0, sizeof(*p));
+  return p;
+}
+
 static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void *il, size_t n,
                                                        cl_int *err) {
 #ifdef STUB_NVIDIA
@@ -318,7 +330,7 @@ static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void 
     *err = CL_INVALID_OPERATION;
   return NULL;
 #endif
-  struct _cl_program *p = calloc(1, sizeof(*p));
+  struct _cl_program *p = stub_program_new();
   p->dispatch = &stub_dispatch;
   p->context = c;
   p->il = malloc(n);
@@ -343,7 +355,7 @@ static cl_program CL_API_CALL stub_CreateProgramWithBinary(cl_context c, cl_uint
       *err = CL_INVALID_VALUE;
     return NULL;
   }
-  struct _cl_program *p = calloc(1, sizeof(*p));
+  struct _cl_program *p = stub_program_new();
   p->dispatch = &stub_dispatch;
   p->context = c;
   p->il = malloc(lengths[0]);
@@ -366,7 +378,7 @@ static cl_program CL_API_CALL stub_CreateProgramWithSource(cl_context c, cl_uint
   size_t total = 0;
   for (cl_uint i = 0; i < count; i++)
     total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
-  struct _cl_program *p = calloc(1, sizeof(*p));
+  struct _cl_program *p = stub_program_new();
   p->dispatch = &stub_dispatch;
   p->context = c;
   p->il = malloc(total + 1);
@@ -554,7 +566,8 @@ static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p) {
   if (--p->refs == 0) {
     stub_ReleaseContext(p->context);
     free(p->il);
-    free(p);
+    free(stub_program_spare);
+    stub_program_spare = p;
   }
   return CL_SUCCESS;
 }

@@ -42,8 +42,8 @@
 #define STUB_NV_CC_MINOR 0u
 #define STUB_LAST_BUILD_OPTIONS_FUNCTION "clStubLastBuildOptionsEXT"
 /* cl_int (cl_kernel, cl_int delta): the driver's own reference on a kernel taken (delta 1) or
- * dropped (-1) without the layer seeing it, as for a launch in flight; a kernel freed that way
- * or by clReleaseKernel leaves its memory to the next kernel created (a reused handle). */
+ * dropped (-1) without the layer seeing it, as for a launch in flight. A kernel or program
+ * freed leaves its memory to the next one created (a reused handle). */
 #define STUB_DRIVER_REF_FUNCTION "clStubDriverRefKernelEXT"
 
 #endif

@@ -506,6 +506,51 @@ static void test_recycled_kernel_handle_source(void **state) {
   assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
 }
 
+/* A program released while a kernel of it lives keeps its record (the kernel's program still
+ * answers the application's IL), and the record goes with the kernel, also one released during
+ * a launch: a program the driver makes later at the same address (a PTX binary not the layer's,
+ * which it leaves alone) is not taken for the old one. Before, the record of a program released
+ * before its kernels stayed for good: a leak, and a later program at its address answered the
+ * old IL and the old kernels' hidden arguments. */
+static void test_program_record_lifetime(void **state) {
+  typedef cl_int (*driver_ref_fn)(cl_kernel, cl_int);
+  driver_ref_fn driver_ref =
+      (driver_ref_fn)clGetExtensionFunctionAddressForPlatform(plat, STUB_DRIVER_REF_FUNCTION);
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "alloc_basic.spv", &il, &size);
+  assert_int_equal(clBuildProgram(p, 1, &dev, NULL, NULL, NULL), CL_SUCCESS);
+  char *ptx = program_binary(p);
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "fill", &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clRetainProgram(p), CL_SUCCESS);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS); /* the application's last handle */
+  cl_program kp = NULL;
+  assert_int_equal(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(kp), &kp, NULL), CL_SUCCESS);
+  assert_ptr_equal(kp, p);
+  assert_il_returned(kp, il, size);
+  assert_int_equal(hidden_args(k), 2);
+  assert_int_equal(driver_ref(k, 1), CL_SUCCESS); /* a launch in flight */
+  assert_int_equal(clReleaseKernel(k), CL_SUCCESS);
+  assert_int_equal(driver_ref(k, -1), CL_SUCCESS); /* done: the driver frees k, then p */
+  const unsigned char *foreign = (const unsigned char *)strchr(ptx, '\n') + 1;
+  size_t flen = strlen((const char *)foreign) + 1;
+  cl_int status;
+  cl_program other = clCreateProgramWithBinary(ctx, 1, &dev, &flen, &foreign, &status, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_ptr_equal(other, p); /* the stub reuses the freed program's memory */
+  size_t got = 1;
+  assert_int_equal(clGetProgramInfo(other, CL_PROGRAM_IL, 0, NULL, &got), CL_SUCCESS);
+  assert_int_equal(got, 0); /* the driver's answer for a program from a binary */
+  assert_int_equal(clBuildProgram(other, 1, &dev, "", NULL, NULL), CL_SUCCESS);
+  assert_int_equal(kernel_args(other, "fill"), 3); /* the driver's kernel, all arguments seen */
+  assert_int_equal(clReleaseProgram(other), CL_SUCCESS);
+  free(ptx);
+  free(il);
+}
+
 /* ---- CLDM_CHECK=1 ------------------------------------------------------------------------- */
 
 /* Checked mode on the PTX route: the checked cl12 allocator, translated like any module, not
@@ -597,6 +642,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_source_compile_and_link),
       cmocka_unit_test(test_recycled_kernel_handle),
       cmocka_unit_test(test_recycled_kernel_handle_source),
+      cmocka_unit_test(test_program_record_lifetime),
   };
   return cmocka_run_group_tests_name("ptx route", tests, setup, teardown);
 }
