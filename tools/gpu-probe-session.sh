@@ -6,10 +6,13 @@
 # with its path counters per launch (tools/probe-counters.py) and CLDM_OOM's census of the heap
 # after each launch with NULLs; everything in OUT/results.tgz.
 #   sh tools/gpu-probe-session.sh PACK.tar.xz OUT [ALTS [CASES [REPEATS]]]
-# ALTS: the --alt builds to compare with the pack's (comma-separated; default: every alt but
-# `probe`); CASES (default 1,5) with case 1 up to 4 KiB; REPEATS (default 3). The probe build,
-# if the pack has one, is the alt named `probe`. CLDM_PROBE_TESTS: run-tests.sh's -k pattern
-# (default device_alloc; empty: no tests).
+# ALTS: the --alt builds to compare with the pack's (comma-separated; default: every alt whose
+# name does not start with `probe`); CASES (default 1,5) with case 1 up to 4 KiB; REPEATS
+# (default 3). The probe builds, if the pack has any, are the alts named `probe` or `probe-*`
+# (each runs the probe cases; probe-prev, say, a probe build of the revision before).
+# CLDM_PROBE_TESTS: run-tests.sh's -k pattern (default device_alloc; empty: no tests).
+# CLDM_PROBE_CASES: the cases the probe builds run (default 5; counters of k_malloc for case 5,
+# of every kernel otherwise).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 pack=$1 out=$2 cases=${4:-1,5} reps=${5:-3}
@@ -17,7 +20,7 @@ pack=$1 out=$2 cases=${4:-1,5} reps=${5:-3}
 cldm_session_unpack "$pack" "$out" # $work, $p, $res
 alts=${3:-$(for a in "$p"/alt/*/; do
   n=$(basename "$a")
-  [ "$n" = probe ] || printf '%s,' "$n"
+  case $n in probe | probe-*) ;; *) printf '%s,' "$n" ;; esac
 done)}
 alts=${alts%,}
 tests=${CLDM_PROBE_TESTS-device_alloc}
@@ -29,14 +32,20 @@ fi
 CLDM_REGCAP_SUITE_ARGS="--max-size 4096" sh "$root/tools/gpu-probe-regcap.sh" "$p" "$res/ab" 0 \
   "$reps" "$cases" "" "$alts" > "$res/ab.txt" 2>&1
 grep -a "^suite\|^fill" "$res/ab.txt"
-if [ -f "$p/alt/probe/lib/libcldm-layer.so" ]; then
+pcases=${CLDM_PROBE_CASES:-5}
+kernel=
+[ "$pcases" = 5 ] && kernel="--kernel k_malloc"
+for a in "$p"/alt/probe "$p"/alt/probe-*; do
+  [ -f "$a/lib/libcldm-layer.so" ] || continue
+  n=$(basename "$a")
   cldm_pack_env "$p" "$work"
   CLDM_OOM=report CLDM_PROBE_COUNTERS=1 timeout 300 "$p/bench-tree/bench/run.sh" \
-    --prebuilt "$p/bench-tree/build" --layer "$p/alt/probe/lib/libcldm-layer.so" --no-cuda \
-    --no-plots --scale full --out "$res/probe" -- --cases 5 > "$res/probe.log" 2>&1
-  python3 "$root/tools/probe-counters.py" "$res/probe.log" --kernel k_malloc > "$res/probe.txt"
+    --prebuilt "$p/bench-tree/build" --layer "$a/lib/libcldm-layer.so" --no-cuda \
+    --no-plots --scale full --out "$res/$n" -- --cases "$pcases" > "$res/$n.log" 2>&1
+  python3 "$root/tools/probe-counters.py" "$res/$n.log" $kernel > "$res/$n.txt"
   # CLDM_OOM's census of the launches with NULLs, and the suite's line on the first of them
-  grep -a "in free slots\|first NULL" "$res/probe.log" >> "$res/probe.txt"
-  cat "$res/probe.txt"
-fi
+  grep -a "in free slots\|first NULL" "$res/$n.log" >> "$res/$n.txt"
+  echo "== $n"
+  cat "$res/$n.txt"
+done
 tar -czf "$out/results.tgz" -C "$out" res
