@@ -160,7 +160,10 @@ typedef uint64_t cldm_u64;
  * 0.13 ms with 256). */
 #define CLDM_CLASS_HOARD_DIV 16u
 /* Shards a class uses before any contention (cldm_class_used): as many as hold 1/256 of the
- * pages, which costs little even with every class in use (72/256 of the heap at most). */
+ * pages, which costs little even with every class in use (72/256 of the heap at most). 1/2048
+ * (8 rows for a 1-page class of a 1 GiB heap) let the suite's mixed fill get its first NULL at
+ * 99 % in use instead of 95 % on an H100, but made 2^20 mallocs of 16 B - 4 KiB on a fresh heap
+ * take 0.570 ms instead of 0.307 (bench/results/2026-12-05-nvidia-h100-freed). */
 #ifndef CLDM_CLASS_FLOOR_DIV /* (overridable for the device's A/B builds; the host never uses it) */
 #define CLDM_CLASS_FLOOR_DIV 256u
 #endif
