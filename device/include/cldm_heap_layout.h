@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 15u
+#define CLDM_HEAP_LAYOUT_VERSION 16u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -118,6 +118,15 @@ typedef uint64_t cldm_u64;
 #define CLDM_DIRTY_WATCHED CLDM_DIRTY_ROW_WORDS
 #define CLDM_W_DIRTY_ROWS ((CLDM_DIRTY_WATCHED + 2u) / 2u) /* two 32-bit words a class a row */
 #define CLDM_W_EXTRA_ROWS (CLDM_W_DIRTY_ROW + CLDM_W_DIRTY_ROWS) /* rows after the shard rows */
+/* In the first dirty row, after the classes' words (0 in the image): words CLDM_W_DIRTY_CLASSES
+ * and + 1 hold the dirty classes, 32-bit word j (the low half of word CLDM_W_DIRTY_CLASSES + j / 2
+ * for an even j) with bit c % 32 set for class c = 32 j + c % 32 after a row bit of the class was
+ * set (cldm_slab_counted), so that a flush reads the dirty words of those classes alone; the low
+ * half of word CLDM_W_DIRTY_ALL is the count of frees of watched slabs for which a flush went
+ * through every class's word CLDM_DIRTY_WATCHED (cldm_slab_flush). */
+#define CLDM_W_DIRTY_CLASSES 72u
+#define CLDM_DIRTY_CLASS_WORDS ((CLDM_NUM_CLASSES + 31u) / 32u) /* 32-bit words: a bit a class */
+#define CLDM_W_DIRTY_ALL 74u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
  * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
  * low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a span at its last refill (a
