@@ -118,15 +118,6 @@ typedef uint64_t cldm_u64;
 #define CLDM_DIRTY_WATCHED CLDM_DIRTY_ROW_WORDS
 #define CLDM_W_DIRTY_ROWS ((CLDM_DIRTY_WATCHED + 2u) / 2u) /* two 32-bit words a class a row */
 #define CLDM_W_EXTRA_ROWS (CLDM_W_DIRTY_ROW + CLDM_W_DIRTY_ROWS) /* rows after the shard rows */
-/* In the first dirty row, after the classes' words (0 in the image): words CLDM_W_DIRTY_CLASSES
- * and + 1 hold the dirty classes, 32-bit word j (the low half of word CLDM_W_DIRTY_CLASSES + j / 2
- * for an even j) with bit c % 32 set for class c = 32 j + c % 32 after a row bit of the class was
- * set (cldm_slab_counted), so that a flush reads the dirty words of those classes alone; the low
- * half of word CLDM_W_DIRTY_ALL is the count of frees of watched slabs for which a flush went
- * through every class's word CLDM_DIRTY_WATCHED (cldm_slab_flush). */
-#define CLDM_W_DIRTY_CLASSES 72u
-#define CLDM_DIRTY_CLASS_WORDS ((CLDM_NUM_CLASSES + 31u) / 32u) /* 32-bit words: a bit a class */
-#define CLDM_W_DIRTY_ALL 74u
 /* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
  * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
  * low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a span at its last refill (a
@@ -293,7 +284,8 @@ typedef struct cldm_heap_header {
                                has watched, fresh spans among them (CLDM_HDR_WORD_INSTALLS);
                                [2]: frees of watched slabs
                                (CLDM_HDR_WORD_WATCHED); [3..6]: the pool's dry stamps for spans
-                               of 1, 2, 4, 8 pages (CLDM_HDR_WORD_DRY_SPANS) */
+                               of 1, 2, 4, 8 pages (CLDM_HDR_WORD_DRY_SPANS); [7..10]: the dirty classes and the count for
+                               them (CLDM_HDR_WORD_DIRTY_CLASSES, CLDM_HDR_WORD_DIRTY_ALL) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
@@ -318,6 +310,15 @@ typedef struct cldm_heap_header {
  * no free span of k pages (0 in the image: none; device/cl/cldm_pool.clh, cldm_pool_has_span) */
 #define CLDM_HDR_WORD_DRY_SPANS 39u
 #define CLDM_DRY_SPANS 4u /* spans of 1, 2, 4, 8 pages */
+/* pad2[7 ..]: the dirty classes (0 in the image), word j with bit c % 32 set for class
+ * c = 32 j + c % 32 after a row bit of the class's dirty words was set (device/cl/cldm_slab.clh,
+ * cldm_slab_counted), so that a flush reads the dirty words of those classes alone; pad2[10]: the
+ * count of frees of watched slabs for which a flush went through every class's word
+ * CLDM_DIRTY_WATCHED (cldm_slab_flush). In the header, not in W's rows: its base is at hand
+ * where a slab is installed (an address in W's rows cost k_list_build 4 registers, ptxas sm_90). */
+#define CLDM_HDR_WORD_DIRTY_CLASSES 43u
+#define CLDM_DIRTY_CLASS_WORDS ((CLDM_NUM_CLASSES + 31u) / 32u) /* a bit a class */
+#define CLDM_HDR_WORD_DIRTY_ALL 46u
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */

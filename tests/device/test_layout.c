@@ -21,13 +21,15 @@
  * the pool summary's), two 32-bit words in each, the watched count after the row bits. */
 _Static_assert(CLDM_NUM_CLASSES <= CLDM_W_POOL_FULL, "a dirty row holds every class's word");
 _Static_assert(2u * CLDM_W_DIRTY_ROWS > CLDM_DIRTY_WATCHED, "the dirty rows hold every word");
-/* The dirty classes and the heap's watched count sit after the classes' words of the first dirty
- * row (a row after the shard rows: no shard's words there). */
-_Static_assert(CLDM_NUM_CLASSES <= CLDM_W_DIRTY_CLASSES, "the dirty classes after the classes");
+/* The dirty classes and the heap's watched count for them sit in pad2[7 ..] of the header
+ * (pad2 is header words 36-47; [0]-[6] are taken). */
 _Static_assert(32u * CLDM_DIRTY_CLASS_WORDS >= CLDM_NUM_CLASSES, "a bit for every class");
-_Static_assert(CLDM_W_DIRTY_CLASSES + (CLDM_DIRTY_CLASS_WORDS + 1u) / 2u <= CLDM_W_DIRTY_ALL,
+_Static_assert(CLDM_HDR_WORD_DIRTY_CLASSES >= CLDM_HDR_WORD_DRY_SPANS + CLDM_DRY_SPANS,
+               "the dirty classes after the dry stamps");
+_Static_assert(CLDM_HDR_WORD_DIRTY_CLASSES + CLDM_DIRTY_CLASS_WORDS <= CLDM_HDR_WORD_DIRTY_ALL,
                "the dirty classes before the watched count");
-_Static_assert(CLDM_W_DIRTY_ALL < CLDM_W_ROW_WORDS, "the watched count in the row");
+_Static_assert(CLDM_HDR_WORD_DIRTY_ALL < CLDM_HDR_WORD_INVALID_LO, "within pad2");
+_Static_assert(offsetof(cldm_heap_header, pad2) == 4u * 36u, "pad2 is words 36-47");
 
 /* The image of a fresh heap in a buffer of `buf` bytes (the caller frees it); its statistics
  * span in *span. */
