@@ -284,8 +284,9 @@ typedef struct cldm_heap_header {
                                has watched, fresh spans among them (CLDM_HDR_WORD_INSTALLS);
                                [2]: frees of watched slabs
                                (CLDM_HDR_WORD_WATCHED); [3..6]: the pool's dry stamps for spans
-                               of 1, 2, 4, 8 pages (CLDM_HDR_WORD_DRY_SPANS); [7..10]: the dirty classes and the count for
-                               them (CLDM_HDR_WORD_DIRTY_CLASSES, CLDM_HDR_WORD_DIRTY_ALL) */
+                               of 1, 2, 4, 8 pages (CLDM_HDR_WORD_DRY_SPANS); [7..10]: the
+                               dirty classes and the count for them
+                               (CLDM_HDR_WORD_DIRTY_CLASSES, CLDM_HDR_WORD_DIRTY_ALL) */
   /* line 3 */
   cldm_u32 invalid_lo;   /* 192 invalid frees, 64-bit as (lo, hi) */
   cldm_u32 invalid_hi;   /* 196 */
