@@ -29,75 +29,99 @@
 
 static cldm_map cldm_kernels = CLDM_MAP_INIT;
 static int cldm_kernels_count; /* records alive; read without the lock on the fast path */
-/* kernel -> the application's source program, for kernels made from a target */
-static cldm_map cldm_kernel_programs = CLDM_MAP_INIT;
-static int cldm_kernel_programs_count;
-/* kernel -> its handles, for kernels of a program with a record (a hold on that record, which
- * the kernel's program queries may need while the kernel lives) or with a redirect */
+/* kernel -> its handles, for kernels of a program with a record or made from a target (the
+ * counts of the application's handles, and what the kernel holds until the last of them) */
 typedef struct cldm_kernel_handles {
   unsigned long count; /* handles the application holds */
-  cl_program held;     /* the program whose record the kernel holds, or NULL */
+  cl_program held;     /* the program whose record the kernel holds (cldm_program_hold), or NULL */
+  cl_program app;      /* made from a target: the application's program, a reference held */
 } cldm_kernel_handles;
 static cldm_map cldm_kernel_handles_map = CLDM_MAP_INIT;
+static int cldm_kernel_apps; /* entries with `app`; read without the lock on the fast path */
 
-/* A new kernel made from `from` (a record's hold taken if it has one), with a redirect or not:
- * counted if either (one handle: the application's). */
-static void cldm_kernel_watch(cl_kernel kernel, cl_program from, int redirected) {
+/* Gives back what a kernel's entry held (after the entry went). */
+static void cldm_kernel_let_go(cl_program held, cl_program app) {
+  if (app) {
+    cldm_source_kernel_attached(app, -1);
+    clReleaseProgram_wrap(app);
+  }
+  if (held)
+    cldm_program_hold(held, -1);
+}
+
+/* A new kernel made from `from` (a hold on its record taken if it has one) and, for a kernel
+ * made from a target, the application's program `app` (a reference taken): counted if either,
+ * with one handle, the application's. */
+static void cldm_kernel_watch(cl_kernel kernel, cl_program from, cl_program app) {
   if (!kernel)
     return;
   cl_program held = from && cldm_program_hold(from, 1) >= 0 ? from : NULL;
-  if (!held && !redirected)
+  if (!held && !app)
     return;
-  cldm_kernel_handles *e = malloc(sizeof(*e)), *old = NULL;
+  if (app) {
+    clRetainProgram_wrap(app);
+    cldm_source_kernel_attached(app, 1);
+  }
+  cldm_kernel_handles *e = malloc(sizeof(*e));
   pthread_mutex_lock(&cldm_kernel_handles_map.lock);
-  old = cldm_map_remove(&cldm_kernel_handles_map, kernel); /* a recycled handle: never released */
+  /* a recycled handle of a kernel the application never released */
+  cldm_kernel_handles *old = cldm_map_remove(&cldm_kernel_handles_map, kernel);
   if (e) {
-    e->count = 1;
-    e->held = held;
+    *e = (cldm_kernel_handles){1ul, held, app};
     if (cldm_map_put(&cldm_kernel_handles_map, kernel, e) != 0) {
       free(e);
       e = NULL;
     }
   }
+  int apps = (e && app ? 1 : 0) - (old && old->app ? 1 : 0);
+  __atomic_add_fetch(&cldm_kernel_apps, apps, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
   if (!e) {
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
-    if (held)
-      cldm_program_hold(held, -1);
+    cldm_kernel_let_go(held, app);
   }
-  if (old && old->held)
-    cldm_program_hold(old->held, -1);
+  if (old)
+    cldm_kernel_let_go(old->held, old->app);
   free(old);
 }
 
 /* Adds `delta` to the handles the application holds to `kernel`. Returns the new count, or -1
- * for a kernel not counted; at 0 the entry goes and *held is the program whose hold the caller
- * must give back (or NULL). */
-static long cldm_kernel_handles_add(cl_kernel kernel, int delta, cl_program *held) {
+ * for a kernel not counted; at 0 the entry goes and *gone gets what it held (for
+ * cldm_kernel_let_go). */
+static long cldm_kernel_handles_add(cl_kernel kernel, int delta, cldm_kernel_handles *gone) {
   pthread_mutex_lock(&cldm_kernel_handles_map.lock);
   cldm_kernel_handles *e = cldm_map_get(&cldm_kernel_handles_map, kernel);
-  long now = -1;
-  if (e) {
-    now = (long)e->count + delta;
-    e->count = now > 0 ? (unsigned long)now : 0ul;
-    if (now <= 0) {
-      cldm_map_remove(&cldm_kernel_handles_map, kernel);
-      *held = e->held;
-      free(e);
-      now = 0;
-    }
+  long now = e ? (long)e->count + delta : -1;
+  if (e && now > 0)
+    e->count = (unsigned long)now;
+  else if (e) {
+    cldm_map_remove(&cldm_kernel_handles_map, kernel);
+    if (e->app)
+      __atomic_sub_fetch(&cldm_kernel_apps, 1, __ATOMIC_RELAXED);
+    *gone = *e;
+    free(e);
+    now = 0;
   }
   pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
   return now;
 }
 
-/* The program whose record `kernel` holds, or NULL. */
-static cl_program cldm_kernel_held(cl_kernel kernel) {
+/* The entry of `kernel` (zeroed if it has none). */
+static cldm_kernel_handles cldm_kernel_entry(cl_kernel kernel) {
+  cldm_kernel_handles copy = {0ul, NULL, NULL};
   pthread_mutex_lock(&cldm_kernel_handles_map.lock);
   cldm_kernel_handles *e = cldm_map_get(&cldm_kernel_handles_map, kernel);
-  cl_program held = e ? e->held : NULL;
+  if (e)
+    copy = *e;
   pthread_mutex_unlock(&cldm_kernel_handles_map.lock);
-  return held;
+  return copy;
+}
+
+/* The application's program of a kernel made from a target, or NULL. */
+static cl_program cldm_kernel_app_program(cl_kernel kernel) {
+  if (!__atomic_load_n(&cldm_kernel_apps, __ATOMIC_RELAXED))
+    return NULL;
+  return cldm_kernel_entry(kernel).app;
 }
 
 static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
@@ -146,53 +170,6 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
   free(name);
 }
 
-/* Remembers that `kernel` belongs to the application's `program` and holds a reference on it. */
-static void cldm_kernel_redirect(cl_kernel kernel, cl_program program) {
-  if (!kernel)
-    return;
-  clRetainProgram_wrap(program);
-  cldm_source_kernel_attached(program, 1);
-  pthread_mutex_lock(&cldm_kernel_programs.lock);
-  cl_program old = cldm_map_remove(&cldm_kernel_programs, kernel); /* a recycled handle */
-  int kept = cldm_map_put(&cldm_kernel_programs, kernel, program) == 0;
-  if (kept && !old)
-    __atomic_add_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
-  else if (!kept && old)
-    __atomic_sub_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&cldm_kernel_programs.lock);
-  if (!kept) {
-    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
-    cldm_source_kernel_attached(program, -1);
-    clReleaseProgram_wrap(program);
-  }
-  if (old) { /* the old kernel's reference on its program */
-    cldm_source_kernel_attached(old, -1);
-    clReleaseProgram_wrap(old);
-  }
-}
-
-/* The application's program of a kernel made from a target, or NULL. */
-static cl_program cldm_kernel_app_program(cl_kernel kernel) {
-  if (!__atomic_load_n(&cldm_kernel_programs_count, __ATOMIC_RELAXED))
-    return NULL;
-  pthread_mutex_lock(&cldm_kernel_programs.lock);
-  cl_program p = cldm_map_get(&cldm_kernel_programs, kernel);
-  pthread_mutex_unlock(&cldm_kernel_programs.lock);
-  return p;
-}
-
-/* After the last release of `kernel`: drops its redirect and the reference on the program. */
-static void cldm_kernel_unredirect(cl_kernel kernel) {
-  pthread_mutex_lock(&cldm_kernel_programs.lock);
-  cl_program program = cldm_map_remove(&cldm_kernel_programs, kernel);
-  pthread_mutex_unlock(&cldm_kernel_programs.lock);
-  if (!program)
-    return;
-  __atomic_sub_fetch(&cldm_kernel_programs_count, 1, __ATOMIC_RELAXED);
-  cldm_source_kernel_attached(program, -1);
-  clReleaseProgram_wrap(program);
-}
-
 cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
   if (!__atomic_load_n(&cldm_kernels_count, __ATOMIC_RELAXED))
     return NULL;
@@ -207,11 +184,9 @@ cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
   cl_program target = cldm_source_target(program);
   cl_kernel kernel = cldm_next->clCreateKernel(target ? target : program, name, errcode_ret);
   cldm_kernel_track(kernel, target ? target : program);
-  cldm_kernel_watch(kernel, target ? target : program, target != NULL);
-  if (target) {
-    cldm_kernel_redirect(kernel, program);
+  cldm_kernel_watch(kernel, target ? target : program, target ? program : NULL);
+  if (target)
     cldm_next->clReleaseProgram(target);
-  }
   return kernel;
 }
 
@@ -224,9 +199,7 @@ cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num
   if (err == CL_SUCCESS && kernels)
     for (cl_uint i = 0; i < n && i < num_kernels; i++) {
       cldm_kernel_track(kernels[i], from);
-      cldm_kernel_watch(kernels[i], from, target != NULL);
-      if (target)
-        cldm_kernel_redirect(kernels[i], program);
+      cldm_kernel_watch(kernels[i], from, target ? program : NULL);
     }
   if (target)
     cldm_next->clReleaseProgram(target);
@@ -240,26 +213,24 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
   cldm_kernel *src = kernel ? cldm_kernel_find(source) : NULL;
   if (src)
     cldm_kernel_add(kernel, src->heap_arg_index, src->num_user_args);
-  cl_program app = kernel ? cldm_kernel_app_program(source) : NULL;
-  cldm_kernel_watch(kernel, kernel ? cldm_kernel_held(source) : NULL, app != NULL);
-  if (app)
-    cldm_kernel_redirect(kernel, app);
+  cldm_kernel_handles of = cldm_kernel_entry(kernel ? source : NULL);
+  cldm_kernel_watch(kernel, of.held, of.app);
   return kernel;
 }
 
 cl_int CL_API_CALL clRetainKernel_wrap(cl_kernel kernel) {
   cl_int err = cldm_next->clRetainKernel(kernel);
-  cl_program held = NULL;
+  cldm_kernel_handles gone; /* (a count of at least 2 now: nothing goes) */
   if (err == CL_SUCCESS)
-    cldm_kernel_handles_add(kernel, 1, &held);
+    cldm_kernel_handles_add(kernel, 1, &gone);
   return err;
 }
 
 cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
   /* The records go before the driver's release: until it, no new kernel can have this
    * handle. */
-  cl_program held = NULL;
-  if (cldm_kernel_handles_add(kernel, -1, &held) == 0) {
+  cldm_kernel_handles gone;
+  if (cldm_kernel_handles_add(kernel, -1, &gone) == 0) {
     pthread_mutex_lock(&cldm_kernels.lock);
     cldm_kernel *rec = cldm_map_remove(&cldm_kernels, kernel);
     pthread_mutex_unlock(&cldm_kernels.lock);
@@ -268,9 +239,7 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
       pthread_mutex_destroy(&rec->lock);
       free(rec);
     }
-    cldm_kernel_unredirect(kernel);
-    if (held)
-      cldm_program_hold(held, -1);
+    cldm_kernel_let_go(gone.held, gone.app);
   }
   return cldm_lifetime_release(CLDM_OBJECT_KERNEL, kernel);
 }
