@@ -35,10 +35,10 @@ grep -a "^suite\|^fill" "$res/ab.txt"
 pcases=${CLDM_PROBE_CASES:-5}
 kernel=
 [ "$pcases" = 5 ] && kernel="--kernel k_malloc"
+cldm_pack_env "$p" "$work"
 for a in "$p"/alt/probe "$p"/alt/probe-*; do
   [ -f "$a/lib/libcldm-layer.so" ] || continue
   n=$(basename "$a")
-  cldm_pack_env "$p" "$work"
   CLDM_OOM=report CLDM_PROBE_COUNTERS=1 timeout 300 "$p/bench-tree/bench/run.sh" \
     --prebuilt "$p/bench-tree/build" --layer "$a/lib/libcldm-layer.so" --no-cuda \
     --no-plots --scale full --out "$res/$n" -- --cases "$pcases" > "$res/$n.log" 2>&1
