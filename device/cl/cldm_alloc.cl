@@ -27,7 +27,6 @@
  *              +--------------------------------------------------------------+   | the rest
  *              | room index: u32[16] a bit per class, then per class a row:   |   | zero)
  *              | its summary, u32[pool words] a bit per slab head with room   |   |
- *              | slab index: per class u32[pool words] a bit per slab head    |   |
  *              +--------------------------------------------------------------+   |
  *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   |
  *              | while the page is free                                       |  /
@@ -61,9 +60,10 @@
  *   left by frees in slabs that are no longer current are listed in the class's room index
  *   (cldm_room.clh): once the pool has no span, a refill takes a partly used slab from there and
  *   makes it current again (its free slots reserved at once, each ticket then a search of its
- *   bitmap). The final path, when the index has none either, searches every slab of the class
- *   (the heads its slab index lists): NULL means full (spec 2.1), after a free slot of a larger
- *   class (up to twice the size) was looked for in their indexes (cldm_slab_borrow).
+ *   bitmap). The index marks every slab with a free slot (exact for the final path, which
+ *   searches it once more while counting what changes meanwhile): NULL means full (spec 2.1),
+ *   after a free slot of a larger class (up to twice the size) was looked for in their indexes
+ *   (cldm_slab_borrow).
  * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool.clh).
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
@@ -98,7 +98,6 @@
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
 #include "cldm_room.clh"
-#include "cldm_index.clh"
 #include "cldm_slab.clh"
 #include "cldm_large.clh"
 

@@ -23,9 +23,7 @@ _Static_assert(offsetof(cldm_heap_header, pages_offset) % 8 == 0, "u64 alignment
 _Static_assert(offsetof(cldm_heap_header, buffer_bytes) % 8 == 0, "u64 alignment");
 _Static_assert(CLDM_HEADER_BYTES % 8 == 0, "W is u64-aligned");
 _Static_assert(CLDM_ROOM_TOP_WORDS % 16u == 0u,
-               "the room index and the slab index are whole 64-byte lines (their rows are)");
-_Static_assert(CLDM_HDR_WORD_INDEX_OFFSET * 4u == offsetof(cldm_heap_header, pad3) + 8u,
-               "the slab index's offset is pad3[2]");
+               "the room index is whole 64-byte lines (its rows are)");
 _Static_assert((CLDM_HEAP_MAX_PAGES / 1024u + 1u + CLDM_W_POOL_FULL_WORDS - 1u) /
                        CLDM_W_POOL_FULL_WORDS <=
                    CLDM_SHARDS_MAX,
@@ -53,11 +51,9 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
   off = cldm_heap_align_up(off + 4ull * num_pages, CLDM_META_ALIGN);
   g->pool_offset = (uint32_t)off;
   g->pool_words = (num_pages + 31u) / 32u;
-  /* the room index (0 in the image: no slab has room yet), as the device finds it, then the
-   * slab index (0: no slab; both indexes are whole 64-byte lines) */
+  /* the room index (0 in the image: no slab has room yet), as the device finds it (whole
+   * 64-byte lines) */
   off += cldm_room_after_pool_bytes(g->pool_words) + cldm_room_bytes(g->pool_words);
-  g->index_offset = (uint32_t)off;
-  off += cldm_slab_index_bytes(g->pool_words);
   g->bitmaps_offset = (uint32_t)off;
   off += (uint64_t)CLDM_SLOT_BITMAP_BYTES * num_pages;
   g->check_offset = g->check_capacity = 0;
@@ -80,7 +76,7 @@ static void cldm_heap_layout_for_pages(uint32_t num_pages, int checked, cldm_hea
 static uint32_t cldm_heap_pages_for_buffer(uint64_t buffer_bytes, int checked) {
   cldm_heap_geometry l;
   /* metadata per page: descriptor + pool bit + room index (72 classes: 9 bytes and their
-   * summaries) + slab index (9 bytes) + slot bitmap + W share (< 40 bytes) < 580 (the slack
+   * summaries) + slot bitmap + W share (< 40 bytes) < 580 (the slack
    * only makes this estimate larger than the answer) */
   uint64_t n = buffer_bytes / (CLDM_PAGE_BYTES + 580u);
   if (n > CLDM_HEAP_MAX_PAGES)
@@ -200,7 +196,6 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   h.buffer_bytes = g->buffer_bytes;
   cldm_hdr_check_offset(h) = g->check_offset;
   cldm_hdr_check_capacity(h) = g->check_capacity;
-  cldm_hdr_index_offset(h) = g->index_offset;
   memcpy(dst, &h, sizeof h);
   if (n % 32u) { /* pool bits past the last page read as taken */
     uint32_t *pool = (uint32_t *)((unsigned char *)dst + g->pool_offset);

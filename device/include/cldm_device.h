@@ -127,7 +127,6 @@ typedef struct cldm_heap_geometry {
   uint32_t check_offset;   /* checked heaps: the check area (cldm_check_area_bytes long, inside
                               the image); 0 for other heaps */
   uint32_t check_capacity; /* checked heaps: event-log entries; 0 for other heaps */
-  uint32_t index_offset;   /* the slab index (cldm_heap_layout.h), inside the image */
 } cldm_heap_geometry;
 
 /* The geometry of the largest heap a buffer of `buffer_bytes` holds. Returns 0, or -1 if the

@@ -25,7 +25,7 @@ typedef uint64_t cldm_u64;
 
 /* ---- identification ---------------------------------------------------------------------- */
 #define CLDM_HEAP_MAGIC 0x4D444C43u /* "CLDM" in little-endian bytes */
-#define CLDM_HEAP_LAYOUT_VERSION 16u
+#define CLDM_HEAP_LAYOUT_VERSION 17u
 
 /* ---- granularity ------------------------------------------------------------------------- */
 #define CLDM_GRANULE_SHIFT 4u /* every allocation is a multiple of 16 bytes */
@@ -182,8 +182,10 @@ typedef uint64_t cldm_u64;
  * bit set), then one row per class, CLDM_NUM_CLASSES rows of cldm_room_row_words() words. A row
  * is its summary, ceil(pool_words / 32) words (bit j of word i set: index word 32 i + j may have
  * a bit set), then its index, pool_words words with a bit per page (bit set: the page may be
- * the head of a slab of the class with at least CLDM_ROOM_MIN free slots nobody holds). Hints,
- * never the truth: the head's descriptor decides. */
+ * the head of a slab of the class with at least CLDM_ROOM_MIN free slots nobody holds). Every
+ * such slab has its bit, its summary bit and its class's bit between launches (the last resort
+ * relies on it while a launch runs, cldm_room.clh); a bit may also be set where the slab has
+ * none (the head's descriptor decides). */
 #define CLDM_ROOM_MIN 1u        /* free slots that put a slab into its class's index */
 #define CLDM_ROOM_TOP_WORDS 16u /* the classes' mask: 3 words used, a line of its own */
 
@@ -202,23 +204,6 @@ static inline cldm_u32 cldm_room_after_pool_bytes(cldm_u32 pool_words) {
 /* Bytes of the whole room index: the classes' mask and every class's row. */
 static inline cldm_u32 cldm_room_bytes(cldm_u32 pool_words) {
   return 4u * (CLDM_ROOM_TOP_WORDS + CLDM_NUM_CLASSES * cldm_room_row_words(pool_words));
-}
-
-/* ---- the slab index (device/cl/cldm_slab.clh) -------------------------------------------- */
-/* After the room index (which ends on a 64-byte line), at the header's index offset
- * (CLDM_HDR_WORD_INDEX_OFFSET), one row per class, CLDM_NUM_CLASSES rows of
- * cldm_slab_index_row_words() words, a bit per page (0 in the image): bit p of class c's row
- * is set while page p is the head of a slab of class c. Unlike the room index it is exact: the
- * refill that claims a span sets the bit before the span is published, and the retire (or the
- * give-back of a span never published) clears it before the pages return to the pool, so that
- * between launches the rows and the descriptors agree page for page. The last resort searches
- * the set bits of its class's row instead of every descriptor. */
-static inline cldm_u32 cldm_slab_index_row_words(cldm_u32 pool_words) {
-  return (pool_words + 15u) & ~15u; /* rows on their own lines */
-}
-/* Bytes of the whole slab index. */
-static inline cldm_u32 cldm_slab_index_bytes(cldm_u32 pool_words) {
-  return 4u * CLDM_NUM_CLASSES * cldm_slab_index_row_words(pool_words);
 }
 
 /* ---- the page area ----------------------------------------------------------------------- */
@@ -294,8 +279,7 @@ typedef struct cldm_heap_header {
                                  pages) */
   cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
                                   base, 0 if the heap is not checked; [1]: its event-log
-                                  entries; [2]: the slab index, bytes from the heap base
-                                  (CLDM_HDR_WORD_*: the words are named there, not as fields,
+                                  entries (CLDM_HDR_WORD_*: the words are named there, not as fields,
                                   so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
@@ -323,7 +307,6 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_INVALID_LO 48u
 #define CLDM_HDR_WORD_CHECK_OFFSET 52u   /* pad3[0] */
 #define CLDM_HDR_WORD_CHECK_CAPACITY 53u /* pad3[1] */
-#define CLDM_HDR_WORD_INDEX_OFFSET 54u   /* pad3[2]: the slab index (geometry, read-only) */
 #define CLDM_HDR_WORD_SPREAD 19u         /* pad1[0]: calls of the cl20spread test variant */
 #define CLDM_HDR_WORD_SPREAD_PAGES 20u   /* pad1[1]: pages the classes' spread may hold */
 #define CLDM_HDR_WORD_PROBE 21u  /* pad1[2..12]: path counters of probe builds (cldm_probe.clh) */
@@ -334,7 +317,6 @@ typedef struct cldm_heap_header {
 #define CLDM_SPREAD_BUDGET_DIV 8u
 #define cldm_hdr_check_offset(hd) ((hd).pad3[0])
 #define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
-#define cldm_hdr_index_offset(hd) ((hd).pad3[2])
 
 /* ---- checked mode (device/cl/cldm_check.clh; built with CLDM_CHECKED=1) ----------------- */
 /* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset

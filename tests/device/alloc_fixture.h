@@ -85,10 +85,11 @@ uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const
  * Returns how many there are. */
 size_t check_disjoint(const cldm_dtest_heap *heap, const uint64_t *offs, const uint32_t *lens,
                       size_t n);
-/* Asserts that the slab index (cldm_heap_layout.h) lists exactly the slab heads that the page
- * descriptors name, class by class (between launches the two agree page for page). */
+/* Asserts that the room index (cldm_heap_layout.h) marks every slab that the page descriptors
+ * show with a free slot, with the mark's summary bit and its class's bit (between launches; the
+ * last resort relies on it), and that no class counts a refill or a clear as still under way. */
 void assert_index_exact(const cldm_dtest_heap *heap);
-/* Asserts the slab index (assert_index_exact) and the heap's counters: bytes in use, live
+/* Asserts the room index (assert_index_exact) and the heap's counters: bytes in use, live
  * allocations, failed allocations, invalid frees (and size; bytes held and their peak within
  * bounds). */
 void assert_stats(const cldm_dtest_heap *heap, uint64_t bytes, uint64_t live, uint64_t failed,

@@ -83,7 +83,7 @@ static void test_stress(void **state) {
  * one class): most calls find their class full while other work-items free, so the last
  * resort's searches, flushes, stamps and borrows (cldm_slab.clh) run against concurrent frees,
  * refills of the 64 B holes and retires; the blocks' patterns (the stress's and the fill's), the
- * statistics, the slab index and the whole heap at the end must come out intact. */
+ * statistics, the room index and the whole heap at the end must come out intact. */
 static void test_stress_full(void **state) {
   (void)state;
   require_module();
