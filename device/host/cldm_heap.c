@@ -170,8 +170,9 @@ int cldm_heap_image_fill(const cldm_heap_geometry *g, void *dst, size_t dst_size
   memset(dst, 0, g->image_bytes);    /* counters 0, pages free, bitmaps clear */
   uint64_t no_slab = CLDM_W_NO_PAGE; /* no current slab, no ticket issued, cursor unset */
   for (size_t i = 0; i < (size_t)g->num_shards * CLDM_W_ROW_WORDS; i++) /* (the pool's */
-    if (i % CLDM_W_ROW_WORDS < CLDM_W_POOL_FULL ||                      /* summary: 0) */
-        i % CLDM_W_ROW_WORDS >= CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u)
+    if ((i % CLDM_W_ROW_WORDS < CLDM_W_POOL_FULL ||                     /* summary and */
+         i % CLDM_W_ROW_WORDS >= CLDM_W_POOL_FULL + CLDM_W_POOL_FULL_WORDS / 2u) && /* the */
+        i % CLDM_W_ROW_WORDS != CLDM_W_CLEARING) /* clears in progress: 0) */
       memcpy((unsigned char *)dst + g->w_offset + 8 * i, &no_slab, 8);
   uint64_t no_stamp = CLDM_STAMP_NONE; /* the stamp row, after the class row */
   for (size_t i = 0; i < CLDM_W_ROW_WORDS; i++)

@@ -85,8 +85,8 @@ typedef uint64_t cldm_u64;
  * 63..32: tickets issued. A fresh slab's ticket t < slots names slot t; a partly used slab
  * made current again by the final path (CLDM_W_SEARCH set) issues tickets slots - n .. slots - 1
  * for the n slots it had free, each a reservation of any clear slot (cldm_slab.clh). Rows of
- * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); words CLDM_W_CURSOR and
- * CLDM_W_REUSE_CURSOR of a row hold the shard's pool cursor and the classes' reuse cursors.
+ * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); word CLDM_W_CURSOR of a
+ * row holds the shard's pool cursor.
  * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
  * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
  * (device/cl/cldm_slab.clh, cldm_class_grow); its high 32 bits are class c's room count (0 in
@@ -118,12 +118,12 @@ typedef uint64_t cldm_u64;
 #define CLDM_DIRTY_WATCHED CLDM_DIRTY_ROW_WORDS
 #define CLDM_W_DIRTY_ROWS ((CLDM_DIRTY_WATCHED + 2u) / 2u) /* two 32-bit words a class a row */
 #define CLDM_W_EXTRA_ROWS (CLDM_W_DIRTY_ROW + CLDM_W_DIRTY_ROWS) /* rows after the shard rows */
-/* Row r's word CLDM_W_REUSE_CURSOR, low 32 bits: the reuse cursor of the classes c with
- * c mod num_shards = r (a page; >= num_pages, as initialised: unset). Row s's word CLDM_W_DRY,
- * low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a span at its last refill (a
- * hint; anything else: not). */
-#define CLDM_W_REUSE_CURSOR 78u
+/* Row s's word CLDM_W_DRY, low 32 bits: CLDM_W_DRY_SET if shard s found the pool without a
+ * span at its last refill (a hint; anything else: not). Row r's word CLDM_W_CLEARING, low 32
+ * bits: the clears of room marks in progress of the classes c with c mod num_shards = r
+ * (device/cl/cldm_room.clh), 0 in the image. */
 #define CLDM_W_DRY 77u
+#define CLDM_W_CLEARING 78u
 /* The pool-give count (returns of pages to the pool, which the last resort's stamps compare:
  * device/cl/cldm_pool.clh, cldm_pool_given) in shards: the high half of word CLDM_W_GIVES of
  * the first min(num_shards, CLDM_GIVE_SHARDS_MAX) rows (0 in the image), a give counted in the

@@ -153,9 +153,9 @@ void assert_index_exact(const cldm_dtest_heap *heap) {
   const uint32_t *descs = (const uint32_t *)(img + hd.descs_offset);
   uint32_t wrong = 0;
   /* the room index, exact for the last resort (device/cl/cldm_room.clh): every slab with a free
-   * slot has its mark, the mark's summary bit and its class's bit, and no clear is counted as
-   * still under way (a class's refills in progress, the high half of word c of W's row
-   * num_shards + 3) */
+   * slot has its mark, the mark's summary bit and its class's bit, and no refill or clear is
+   * counted as still under way (a class's refills in progress, the high half of word c of W's
+   * row num_shards + 3; the clears of marks, word CLDM_W_CLEARING of the shard rows) */
   const uint32_t *room =
       (const uint32_t *)(img + hd.pool_offset + cldm_room_after_pool_bytes(hd.pool_words));
   uint32_t ns = cldm_room_summary_words(hd.pool_words), rw = cldm_room_row_words(hd.pool_words);
@@ -175,7 +175,13 @@ void assert_index_exact(const cldm_dtest_heap *heap) {
     memcpy(&busy, img + hd.w_offset + 8 * ((size_t)(hd.num_shards + 3) * CLDM_W_ROW_WORDS + c) + 4,
            4);
     if (busy != 0 && wrong++ < 8)
-      fprintf(stderr, "class %u: %u refills or clears still counted\n", c, busy);
+      fprintf(stderr, "class %u: %u refills still counted\n", c, busy);
+  }
+  for (uint32_t r = 0; r < hd.num_shards; r++) { /* clears of marks (word CLDM_W_CLEARING) */
+    uint32_t busy;
+    memcpy(&busy, img + hd.w_offset + 8 * ((size_t)r * CLDM_W_ROW_WORDS + CLDM_W_CLEARING), 4);
+    if (busy != 0 && wrong++ < 8)
+      fprintf(stderr, "shard row %u: %u clears of room marks still counted\n", r, busy);
   }
   free(img);
   assert_int_equal(wrong, 0);
