@@ -382,7 +382,8 @@ void *cldm_program_extfn(const char *name);
 /* 1 if `program` has a record. */
 int cldm_program_tracked(cl_program program);
 /* Adds `delta` to the holders of `program`'s record (cldm_program.holders), which goes at 0;
- * returns the new count, or -1 if the program has no record. */
+ * for a program without one, to those of its source record (cldm_source_hold). Returns the new
+ * count, or -1 if the program has neither. */
 long cldm_program_hold(cl_program program, int delta);
 /* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
  * features every served device of it has. */
@@ -462,6 +463,12 @@ typedef struct cldm_source {
   size_t module_size;
   cldm_spirv_report report;
   unsigned kernels; /* kernel objects created through the target and alive */
+  /* The application's handles (created, clRetainProgram, clReleaseProgram through the layer)
+   * plus the kernels that hold the program: the driver's own kernels of it (a source the
+   * driver built), or those made from the target (each a handle, clRetainProgram_wrap). The
+   * record goes (and the target with it) when the last holder does, not when the driver's
+   * count reads 1: the driver's kernels hold the program out of the layer's sight. */
+  unsigned long holders;
 } cldm_source;
 
 /* What cldm_source_scan finds in a source (bit set). */
@@ -483,6 +490,9 @@ cldm_source *cldm_source_find(cl_program program);
 cl_program cldm_source_target(cl_program program);
 /* A kernel object was created through / released from the target of `program`. */
 void cldm_source_kernel_attached(cl_program program, int delta);
+/* Adds `delta` to the holders of `program`'s source record (cldm_source.holders); at 0 the
+ * record goes and its target is released. Returns the new count, or -1 without a record. */
+long cldm_source_hold(cl_program program, int delta);
 /* The text of a hidden program that gives the driver's own diagnostics for the source of
  * `program`: the extension's header, "#line 1", the source (malloc'd), or NULL. */
 char *cldm_source_diagnostic_text(cl_program program);

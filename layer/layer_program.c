@@ -196,7 +196,7 @@ long cldm_program_hold(cl_program program, int delta) {
   }
   pthread_mutex_unlock(&cldm_programs.lock);
   cldm_program_free(gone);
-  return now;
+  return rec ? now : cldm_source_hold(program, delta);
 }
 
 void cldm_program_set_args(cl_program program, cldm_arg_table *args) {

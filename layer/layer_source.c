@@ -17,7 +17,8 @@
  *   CL_PROGRAM_BINARIES, CL_PROGRAM_SCOPE_GLOBAL_CTORS/DTORS_PRESENT   -> the target
  *   kernels (layer_kernel.c)                                           -> made from the target
  *   build status, log, binary type (layer_build.c)                     -> the target's
- * Releasing the application's last reference releases the target with it.
+ * The record goes with its last holder (the application's handles and the kernels that hold
+ * the program, counted by the layer: cldm_source.holders), and releases the target with it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,7 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
   s->scan = bits;
   s->context = context;
   s->route = route;
+  s->holders = 1ul; /* the application's handle */
   cldm_source_lock();
   cldm_source *old = cldm_map_remove(&cldm_sources, program); /* a recycled handle */
   if (cldm_map_put(&cldm_sources, program, s) != 0) {
@@ -251,25 +253,30 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
   return err;
 }
 
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
-  cl_uint refs = 0;
+long cldm_source_hold(cl_program program, int delta) {
   cldm_source_lock();
-  cldm_source *s = cldm_map_get(&cldm_sources, program);
-  cldm_source_unlock();
-  /* The application's last reference (kernels made through the target hold one each): the
-   * target goes first, so that the release of the program itself may free the heaps. */
-  if (s &&
-      cldm_next->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof(refs), &refs, NULL) ==
-          CL_SUCCESS &&
-      refs == 1) {
-    cldm_source_lock();
-    s = cldm_map_remove(&cldm_sources, program);
-    cldm_source_unlock();
-    if (s && s->target)
-      clReleaseProgram_wrap(s->target);
-    cldm_source_free(s);
+  cldm_source *s = cldm_map_get(&cldm_sources, program), *gone = NULL;
+  long now = -1;
+  if (s) {
+    now = (long)s->holders + delta;
+    s->holders = now > 0 ? (unsigned long)now : 0ul;
+    if (now <= 0) {
+      gone = cldm_map_remove(&cldm_sources, program);
+      now = 0;
+    }
   }
-  /* the record goes before the driver's release: until it, no new program has this handle */
+  cldm_source_unlock();
+  /* the last holder: the target goes first, so that the release of the program itself may free
+   * the heaps */
+  if (gone && gone->target)
+    clReleaseProgram_wrap(gone->target);
+  cldm_source_free(gone);
+  return now;
+}
+
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
+  /* the records go before the driver's release: until it, no new program has this handle (a
+   * program's record, or a source's: cldm_program_hold) */
   cldm_program_hold(program, -1);
   return cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program);
 }

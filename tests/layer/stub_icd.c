@@ -447,11 +447,29 @@ static int stub_ptx_entry_params(const struct _cl_program *p, const char *name) 
   return n;
 }
 
+/* The number of parameters of kernel `name` of built source program p ("kernel void name(...)"
+ * in its text: commas + 1, 0 for "()"), or -1 if it has none. */
+static int stub_source_entry_params(const struct _cl_program *p, const char *name) {
+  char entry[300];
+  snprintf(entry, sizeof(entry), "kernel void %s(", name);
+  const char *at = memmem(p->il, p->il_size, entry, strlen(entry));
+  if (!p->source || !p->built || !at)
+    return -1;
+  at += strlen(entry);
+  const char *end = memchr(at, ')', p->il_size - (size_t)(at - (const char *)p->il));
+  int n = end && end > at ? 1 : 0;
+  for (const char *q = at; end && q < end; q++)
+    n += *q == ',';
+  return n;
+}
+
 /* The memory of the last kernel freed, which the next kernel gets: a handle a driver reuses. */
 static struct _cl_kernel *stub_kernel_spare;
 
 static cl_kernel CL_API_CALL stub_CreateKernel(cl_program p, const char *name, cl_int *err) {
   int params = name && strlen(name) < 256 ? stub_ptx_entry_params(p, name) : -1;
+  if (params < 0 && name && strlen(name) < 256)
+    params = stub_source_entry_params(p, name);
   if (params < 0) {
     if (err)
       *err = CL_INVALID_KERNEL_NAME;

@@ -9,7 +9,7 @@
  * SPIR-V with the hidden heap parameter and the options that apply to a compiled module); a
  * source that does not compile fails with the compiler's diagnostics as its build log (the
  * stub compiles nothing, so the layer's own log); clCompileProgram takes input headers; a
- * device without SPIR-V is left alone.
+ * device without SPIR-V is left alone; a source's record lives as long as its kernels.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,6 +213,33 @@ static void test_compile_with_header(void **state) {
   clReleaseContext(ctx);
 }
 
+/* A source the layer keeps a record of (it names `free`) that does not allocate: the driver
+ * builds it and makes its kernels, which hold the program out of the layer's sight. Released by
+ * the application while such a kernel lives, its record goes with the kernel (the layer counts
+ * the kernel as a holder). Before, the record went only at a release that found the driver's
+ * count at 1, which never came: it stayed, and a later program at the same address that the
+ * layer does not look at (its names only in comments and strings) was built as the old one,
+ * through the layer's compile of the old text, with the layer's macro in its options. */
+static void test_record_lives_with_kernels(void **state) {
+  cl_device_id dev;
+  cl_context ctx = context_on("stub-spirv", &dev);
+  cl_program p = from_source(ctx, local_free_src);
+  assert_int_equal(clBuildProgram(p, 1, &dev, "-DA", NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), "-DA -D cl_ext_device_malloc=1");
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "k", &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS); /* the application's last handle */
+  assert_int_equal(clReleaseKernel(k), CL_SUCCESS);  /* the driver frees k, then p */
+  cl_program other = from_source(ctx, mention_src);
+  assert_ptr_equal(other, p); /* the stub reuses the freed program's memory */
+  assert_int_equal(clBuildProgram(other, 1, &dev, "-DB", NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), "-DB"); /* not even a define */
+  assert_driver_source(other, mention_src);
+  clReleaseProgram(other);
+  clReleaseContext(ctx);
+}
+
 static void test_device_without_spirv_left_alone(void **state) {
   cl_device_id dev;
   cl_context ctx = context_on("stub-plain", &dev);
@@ -234,6 +261,7 @@ int main(void) {
       cmocka_unit_test(test_allocating_source_built_from_module),
       cmocka_unit_test(test_compile_error_log),
       cmocka_unit_test(test_compile_with_header),
+      cmocka_unit_test(test_record_lives_with_kernels),
   };
   return cmocka_run_group_tests_name("source programs", tests, NULL, NULL);
 }
