@@ -108,6 +108,10 @@ typedef struct cldm_map {
 void *cldm_map_get(const cldm_map *m, const void *key);
 int cldm_map_put(cldm_map *m, const void *key, void *value); /* 0, or -1 out of memory */
 void *cldm_map_remove(cldm_map *m, const void *key);         /* the removed value or NULL */
+/* Adds `delta` to the count of holders (an unsigned long at byte `offset` of the value) of the
+ * value of `key`, under the map's lock (which the caller does not hold); at 0 the value leaves
+ * the map and *gone gets it (else NULL). Returns the new count, or -1 if `key` has no value. */
+long cldm_map_hold(cldm_map *m, const void *key, size_t offset, int delta, void **gone);
 
 /* ---- layer_info.c: helpers for clGet*Info-style answers -------------------------------- */
 

@@ -5,7 +5,8 @@
  * linear probing and backward-shift deletion; the table starts at 64 slots and doubles before
  * its load would pass 1/2 (it never shrinks). NULL keys are refused, and a NULL value reads as
  * absent. Not thread-safe by itself: each table carries its own mutex (cldm_map.lock), which
- * callers lock with pthread_mutex_lock around every operation.
+ * callers lock with pthread_mutex_lock around every operation (but cldm_map_hold, which locks
+ * it itself).
  */
 #include <stdlib.h>
 
@@ -87,4 +88,22 @@ void *cldm_map_remove(cldm_map *m, const void *key) {
   m->slots[j].value = NULL;
   m->len--;
   return value;
+}
+
+long cldm_map_hold(cldm_map *m, const void *key, size_t offset, int delta, void **gone) {
+  pthread_mutex_lock(&m->lock);
+  unsigned char *value = cldm_map_get(m, key);
+  long now = -1;
+  *gone = NULL;
+  if (value) {
+    unsigned long *holders = (unsigned long *)(value + offset);
+    now = (long)*holders + delta;
+    *holders = now > 0 ? (unsigned long)now : 0ul;
+    if (now <= 0) {
+      *gone = cldm_map_remove(m, key);
+      now = 0;
+    }
+  }
+  pthread_mutex_unlock(&m->lock);
+  return now;
 }

@@ -16,6 +16,7 @@
  * (layer_source.c, with the compiler's argument information) and from binaries the layer
  * recognises (layer_binary.c); the queries that read them live with those modules.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,20 +184,10 @@ int cldm_program_tracked(cl_program program) {
 }
 
 long cldm_program_hold(cl_program program, int delta) {
-  pthread_mutex_lock(&cldm_programs.lock);
-  cldm_program *rec = cldm_map_get(&cldm_programs, program), *gone = NULL;
-  long now = -1;
-  if (rec) {
-    now = (long)rec->holders + delta;
-    rec->holders = now > 0 ? (unsigned long)now : 0ul;
-    if (now <= 0) {
-      gone = cldm_map_remove(&cldm_programs, program);
-      now = 0;
-    }
-  }
-  pthread_mutex_unlock(&cldm_programs.lock);
+  void *gone;
+  long now = cldm_map_hold(&cldm_programs, program, offsetof(cldm_program, holders), delta, &gone);
   cldm_program_free(gone);
-  return rec ? now : cldm_source_hold(program, delta);
+  return now >= 0 ? now : cldm_source_hold(program, delta);
 }
 
 void cldm_program_set_args(cl_program program, cldm_arg_table *args) {

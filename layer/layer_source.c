@@ -20,6 +20,7 @@
  * The record goes with its last holder (the application's handles and the kernels that hold
  * the program, counted by the layer: cldm_source.holders), and releases the target with it.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,18 +255,9 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
 }
 
 long cldm_source_hold(cl_program program, int delta) {
-  cldm_source_lock();
-  cldm_source *s = cldm_map_get(&cldm_sources, program), *gone = NULL;
-  long now = -1;
-  if (s) {
-    now = (long)s->holders + delta;
-    s->holders = now > 0 ? (unsigned long)now : 0ul;
-    if (now <= 0) {
-      gone = cldm_map_remove(&cldm_sources, program);
-      now = 0;
-    }
-  }
-  cldm_source_unlock();
+  void *v;
+  long now = cldm_map_hold(&cldm_sources, program, offsetof(cldm_source, holders), delta, &v);
+  cldm_source *gone = v;
   /* the last holder: the target goes first, so that the release of the program itself may free
    * the heaps */
   if (gone && gone->target)

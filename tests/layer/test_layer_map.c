@@ -1,7 +1,7 @@
 /*
  * test_layer_map.c — layer_map.c against a reference model: random puts, gets and removes of
  * many keys, including keys that collide in the hash (aligned addresses), through growth and
- * backward-shift deletion.
+ * backward-shift deletion; counts of holders (cldm_map_hold).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,7 +49,34 @@ static void test_against_model(void **state) {
   free(m.slots);
 }
 
+/* cldm_map_hold: counts up and down at the value's offset, the value leaves the map at 0 (and
+ * is handed back), a key without a value answers -1. */
+static void test_hold(void **state) {
+  typedef struct {
+    int tag;
+    unsigned long holders;
+  } rec;
+  cldm_map m = CLDM_MAP_INIT;
+  rec r = {7, 1ul};
+  const void *key = (const void *)(uintptr_t)0x5000;
+  void *gone = &r;
+  assert_int_equal(cldm_map_hold(&m, key, offsetof(rec, holders), 1, &gone), -1);
+  assert_null(gone);
+  assert_int_equal(cldm_map_put(&m, key, &r), 0);
+  assert_int_equal(cldm_map_hold(&m, key, offsetof(rec, holders), 2, &gone), 3);
+  assert_null(gone);
+  assert_int_equal(r.holders, 3);
+  assert_int_equal(cldm_map_hold(&m, key, offsetof(rec, holders), -2, &gone), 1);
+  assert_ptr_equal(cldm_map_get(&m, key), &r);
+  assert_int_equal(cldm_map_hold(&m, key, offsetof(rec, holders), -1, &gone), 0);
+  assert_ptr_equal(gone, &r);
+  assert_null(cldm_map_get(&m, key));
+  assert_int_equal(r.tag, 7);
+  free(m.slots);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_against_model)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_against_model),
+                                     cmocka_unit_test(test_hold)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
