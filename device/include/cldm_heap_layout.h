@@ -182,11 +182,10 @@ typedef uint64_t cldm_u64;
  * bit set), then one row per class, CLDM_NUM_CLASSES rows of cldm_room_row_words() words. A row
  * is its summary, ceil(pool_words / 32) words (bit j of word i set: index word 32 i + j may have
  * a bit set), then its index, pool_words words with a bit per page (bit set: the page may be
- * the head of a slab of the class with at least CLDM_ROOM_MIN free slots nobody holds). Every
+ * the head of a slab of the class with a free slot nobody holds). Every
  * such slab has its bit, its summary bit and its class's bit between launches (the last resort
  * relies on it while a launch runs, cldm_room.clh); a bit may also be set where the slab has
  * none (the head's descriptor decides). */
-#define CLDM_ROOM_MIN 1u        /* free slots that put a slab into its class's index */
 #define CLDM_ROOM_TOP_WORDS 16u /* the classes' mask: 3 words used, a line of its own */
 
 /* Words of a row's summary, for a pool of `pool_words` words. */
