@@ -97,13 +97,20 @@ static int contains(const void *hay, size_t n, const char *needle) {
   return 0;
 }
 
+/* A program of `src` built with `opts`; the driver's build got `driver_opts`. */
+static cl_program built(cl_context ctx, cl_device_id dev, const char *src, const char *opts,
+                        const char *driver_opts) {
+  cl_program p = from_source(ctx, src);
+  assert_int_equal(clBuildProgram(p, 1, &dev, opts, NULL, NULL), CL_SUCCESS);
+  assert_string_equal(last_build_options(), driver_opts);
+  return p;
+}
+
 static void test_mention_only_untouched(void **state) {
   cl_device_id dev;
   cl_context ctx = context_on("stub-spirv", &dev);
-  cl_program p = from_source(ctx, mention_src);
-  assert_driver_source(p, mention_src);
-  assert_int_equal(clBuildProgram(p, 1, &dev, "-DX=1 -cl-std=CL1.2", NULL, NULL), CL_SUCCESS);
-  assert_string_equal(last_build_options(), "-DX=1 -cl-std=CL1.2"); /* not even a define */
+  /* not even a define */
+  cl_program p = built(ctx, dev, mention_src, "-DX=1 -cl-std=CL1.2", "-DX=1 -cl-std=CL1.2");
   assert_driver_source(p, mention_src);
   clReleaseProgram(p);
   clReleaseContext(ctx);
@@ -112,10 +119,8 @@ static void test_mention_only_untouched(void **state) {
 static void test_names_but_no_allocation(void **state) {
   cl_device_id dev;
   cl_context ctx = context_on("stub-spirv", &dev);
-  cl_program p = from_source(ctx, local_free_src);
-  assert_int_equal(clBuildProgram(p, 1, &dev, "-DX=1", NULL, NULL), CL_SUCCESS);
   /* the driver builds the untouched source, with the feature macro defined */
-  assert_string_equal(last_build_options(), "-DX=1 -D cl_ext_device_malloc=1");
+  cl_program p = built(ctx, dev, local_free_src, "-DX=1", "-DX=1 -D cl_ext_device_malloc=1");
   assert_driver_source(p, local_free_src);
   char *opts = build_string(p, dev, CL_PROGRAM_BUILD_OPTIONS);
   assert_string_equal(opts, "-DX=1");
@@ -223,18 +228,14 @@ static void test_compile_with_header(void **state) {
 static void test_record_lives_with_kernels(void **state) {
   cl_device_id dev;
   cl_context ctx = context_on("stub-spirv", &dev);
-  cl_program p = from_source(ctx, local_free_src);
-  assert_int_equal(clBuildProgram(p, 1, &dev, "-DA", NULL, NULL), CL_SUCCESS);
-  assert_string_equal(last_build_options(), "-DA -D cl_ext_device_malloc=1");
+  cl_program p = built(ctx, dev, local_free_src, "-DA", "-DA -D cl_ext_device_malloc=1");
   cl_int err;
   cl_kernel k = clCreateKernel(p, "k", &err);
   assert_int_equal(err, CL_SUCCESS);
-  assert_int_equal(clReleaseProgram(p), CL_SUCCESS); /* the application's last handle */
-  assert_int_equal(clReleaseKernel(k), CL_SUCCESS);  /* the driver frees k, then p */
-  cl_program other = from_source(ctx, mention_src);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);             /* the application's last handle */
+  assert_int_equal(clReleaseKernel(k), CL_SUCCESS);              /* the driver frees k, then p */
+  cl_program other = built(ctx, dev, mention_src, "-DB", "-DB"); /* not even a define */
   assert_ptr_equal(other, p); /* the stub reuses the freed program's memory */
-  assert_int_equal(clBuildProgram(other, 1, &dev, "-DB", NULL, NULL), CL_SUCCESS);
-  assert_string_equal(last_build_options(), "-DB"); /* not even a define */
   assert_driver_source(other, mention_src);
   clReleaseProgram(other);
   clReleaseContext(ctx);
