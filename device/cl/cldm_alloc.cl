@@ -98,6 +98,12 @@
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
 #include "cldm_room.clh"
+#include "cldm_slab_units.clh"
+#include "cldm_slab_refill.clh"
+#include "cldm_slab_flush.clh"
+#include "cldm_slab_reinstall.clh"
+#include "cldm_slab_final.clh"
+#include "cldm_slab_borrow.clh"
 #include "cldm_slab.clh"
 #include "cldm_large.clh"
 

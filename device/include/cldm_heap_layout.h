@@ -61,7 +61,7 @@ typedef uint64_t cldm_u64;
  *   kind 0            free page (its pool bit is clear, or about to be)
  *   kind 1..72        head of a slab (span) of class kind-1; count = units held: one per set
  *                     slot bit, one per ticket not yet issued while the slab is a current page
- *                     (see cldm_slab.clh), one per search that pinned it for a moment; watch
+ *                     (see cldm_slab_units.clh), one per search that pinned it for a moment; watch
  *                     (CLDM_DESC_WATCH, 0 in the image): a flush of the last resort kept the
  *                     slab current because it held an allocation (or a refill made a partly
  *                     used slab current again), and the next free from it counts
@@ -84,22 +84,22 @@ typedef uint64_t cldm_u64;
 /* bits 30..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bit 31: CLDM_W_SEARCH; bits
  * 63..32: tickets issued. A fresh slab's ticket t < slots names slot t; a partly used slab
  * made current again by the final path (CLDM_W_SEARCH set) issues tickets slots - n .. slots - 1
- * for the n slots it had free, each a reservation of any clear slot (cldm_slab.clh). Rows of
+ * for the n slots it had free, each a reservation of any clear slot (cldm_slab_reinstall.clh). Rows of
  * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); word CLDM_W_CURSOR of a
  * row holds the shard's pool cursor.
  * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
  * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
- * (device/cl/cldm_slab.clh, cldm_class_grow); its high 32 bits are class c's room count (0 in
+ * (device/cl/cldm_slab_refill.clh, cldm_class_grow); its high 32 bits are class c's room count (0 in
  * the image): how often a slab of class c went from full (count >= slots) to not full. Then the
  * stamp row: word c is the stamp of the last search of class c's last resort that found
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
- * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab.clh,
+ * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab_final.clh,
  * cldm_slab_final; the pool-give count is the sum of its shards, CLDM_W_GIVES below); in the
  * row after it, word c's low 32 bits are the header's install count
  * (CLDM_HDR_WORD_INSTALLS) plus its count of frees of watched slabs (CLDM_HDR_WORD_WATCHED) that
  * search saw (0 in the image), its high 32 bits class c's drawn stamp (0 in the image: none):
  * its change count + 1 when a borrower last drew from every current slab of it and found no
- * ticket (device/cl/cldm_slab.clh, cldm_slab_borrow); in the row after that, word c is class c's
+ * ticket (device/cl/cldm_slab_borrow.clh, cldm_slab_borrow); in the row after that, word c is class c's
  * change count (low 32 bits: slabs of the class installed, units given back) and its refills in
  * progress (high 32 bits), both 0 in the image: what the class's last resort watches, so that
  * events of other classes do not send its search round again. */
@@ -109,7 +109,7 @@ typedef uint64_t cldm_u64;
  * c's word i is word c of the i / 2-th of them, its low 32 bits for an even i, its high 32 bits
  * for an odd one (device/cl/cldm_heap.clh, cldm_class_dirty). Words 0 .. CLDM_DIRTY_ROW_WORDS - 1
  * hold a bit per shard row (bit s % 32 of word s / 32 set: a slab that no flush has looked at
- * since was made current in row s, device/cl/cldm_slab.clh, cldm_slab_counted), word
+ * since was made current in row s, device/cl/cldm_slab_refill.clh, cldm_slab_counted), word
  * CLDM_DIRTY_WATCHED the header's count of frees of watched slabs for which a flush last took
  * every row of the class (cldm_slab_flush). A flush reads the rows whose bit it cleared, and
  * every row when it moved that word to a newer count. */
@@ -260,7 +260,7 @@ typedef struct cldm_heap_header {
   cldm_u32 failed_hi; /* 132 */
   cldm_u32 changes;   /* 136 slabs installed and units given back: a hint the allocator's
                                last resort reads, with the pool-give count below, to see that
-                               the heap changed during its search (device/cl/cldm_slab.clh) */
+                               the heap changed during its search (device/cl/cldm_slab_final.clh) */
   cldm_u32 refilling; /* 140 slab refills in progress (pool searched, slab not yet installed or
                                given back): a hint for the same search */
   cldm_u32 pad2[12];  /* 144 [0]: unused (the pool-give count was here; it is in the rows of
@@ -295,7 +295,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_DRY_SPANS 39u
 #define CLDM_DRY_SPANS 4u /* spans of 1, 2, 4, 8 pages */
 /* pad2[7 ..]: the dirty classes (0 in the image), word j with bit c % 32 set for class
- * c = 32 j + c % 32 after a row bit of the class's dirty words was set (device/cl/cldm_slab.clh,
+ * c = 32 j + c % 32 after a row bit of the class's dirty words was set (device/cl/cldm_slab_refill.clh,
  * cldm_slab_counted), so that a flush reads the dirty words of those classes alone; pad2[10]: the
  * count of frees of watched slabs for which a flush went through every class's word
  * CLDM_DIRTY_WATCHED (cldm_slab_flush). In the header, not in W's rows: its base is at hand
@@ -310,7 +310,7 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_SPREAD_PAGES 20u   /* pad1[1]: pages the classes' spread may hold */
 #define CLDM_HDR_WORD_PROBE 21u  /* pad1[2..12]: path counters of probe builds (cldm_probe.clh) */
 #define CLDM_HDR_PROBE_WORDS 11u /* ... that many */
-/* The current slabs that classes add by spreading over more shards (device/cl/cldm_slab.clh,
+/* The current slabs that classes add by spreading over more shards (device/cl/cldm_slab_refill.clh,
  * cldm_class_spread) may hold at most 1/CLDM_SPREAD_BUDGET_DIV of the pages, all classes
  * together (each class's first shard is not counted). */
 #define CLDM_SPREAD_BUDGET_DIV 8u
@@ -497,7 +497,7 @@ static inline cldm_u32 cldm_class_shards(cldm_u32 num_shards, cldm_u32 num_pages
   return n;
 }
 
-/* Shards class `c` uses at shard level `level` (device/cl/cldm_slab.clh, cldm_class_spread):
+/* Shards class `c` uses at shard level `level` (device/cl/cldm_slab_refill.clh, cldm_class_spread):
  * 2^level, at least as many as hold num_pages / CLDM_CLASS_FLOOR_DIV pages, at most
  * cldm_class_shards(); a power of two. */
 static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, cldm_u32 c,

@@ -210,7 +210,7 @@ static uint64_t current_tickets(const cldm_dtest_heap *heap, uint32_t c) {
  * log: its slabs, their free slots by count (slots - units) and by bitmap (clear bits), the
  * unissued tickets of its current slabs, units that neither explain (0 in a quiet heap), its
  * marks in the room index, and its last resort's stamp against the counts it compares
- * (cldm_slab.clh). */
+ * (cldm_slab_final.clh). */
 static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   unsigned char *img;
   cldm_heap_header hd = read_image(heap, &img);
@@ -250,7 +250,7 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   free(img);
 }
 
-/* Holes in a heap whose pool is dry (cldm_slab.clh: partly used slabs made current again in
+/* Holes in a heap whose pool is dry (cldm_slab_reinstall.clh: partly used slabs made current again in
  * search mode, the final path): fill an 8 MiB heap with one class, free every other block
  * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
  * every one must succeed (NULL only when full), none may overlap a kept block, and one more
@@ -397,7 +397,7 @@ static void expect_served_from(cldm_dtest_heap *heap, uint64_t base, uint64_t pa
   cldm_dtest_heap_release(heap);
 }
 
-/* The last resort's stamps (cldm_slab.clh): once a search of a full class found nothing, later
+/* The last resort's stamps (cldm_slab_final.clh): once a search of a full class found nothing, later
  * calls answer NULL without a search until something gives the class room: a free into one of
  * its full slabs (room for that class alone), pages back in the pool (a slab emptied, a run
  * freed). Each call is a launch of its own, so every NULL after the first of its class comes
@@ -715,7 +715,7 @@ static void test_pool_dry_stamp(void **state) {
  * full. Spans placed anywhere in the word (CLDM_POOL_PACK 0) break that in all but a few words:
  * six pages in one word at random fill its lowest block first about once in 10^5 (checked on
  * pocl: the test fails so). On a GPU the words are printed, not checked: thousands of calls
- * refill at once there, and a refill that loses the install gives its span back (cldm_slab.clh),
+ * refill at once there, and a refill that loses the install gives its span back (cldm_slab_refill.clh),
  * which leaves a hole wherever it took it; the H200 (2026-12-04) showed 1 of 4 words with room
  * below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes refill one by one. */
 static void test_pool_packing(void **state) {

@@ -81,7 +81,7 @@ static void test_stress(void **state) {
 
 /* The same on a heap full of 64 B blocks with every other one freed (no free page, holes of
  * one class): most calls find their class full while other work-items free, so the last
- * resort's searches, flushes, stamps and borrows (cldm_slab.clh) run against concurrent frees,
+ * resort's searches, flushes, stamps and borrows (cldm_slab_final.clh, cldm_slab_borrow.clh) run against concurrent frees,
  * refills of the 64 B holes and retires; the blocks' patterns (the stress's and the fill's), the
  * statistics, the room index and the whole heap at the end must come out intact. */
 static void test_stress_full(void **state) {
