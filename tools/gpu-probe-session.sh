@@ -9,7 +9,10 @@
 # ALTS: the --alt builds to compare with the pack's (comma-separated; default: every alt whose
 # name does not start with `probe`); CASES (default 1,5) with case 1 up to 4 KiB; REPEATS
 # (default 3). The probe builds, if the pack has any, are the alts named `probe` or `probe-*`
-# (each runs the probe cases; probe-prev, say, a probe build of the revision before).
+# (each runs the probe cases; probe-prev, say, a probe build of the revision before); one named
+# probe-times or probe-times-* is a time probe build (CLDM_PROBE_TIMES, device/cl/cldm_probe.clh:
+# CLDM_DEVICE_NVPTX_EXTRA_CFLAGS="-DCLDM_PROBE_COUNTERS=1 -DCLDM_PROBE_TIMES=1"), whose table is
+# tools/probe-counters.py --times.
 # CLDM_PROBE_TESTS: run-tests.sh's -k pattern (default device_alloc; empty: no tests).
 # CLDM_PROBE_CASES: the cases the probe builds run (default 5; counters of k_malloc for case 5,
 # of every kernel otherwise).
@@ -39,10 +42,12 @@ cldm_pack_env "$p" "$work"
 for a in "$p"/alt/probe "$p"/alt/probe-*; do
   [ -f "$a/lib/libcldm-layer.so" ] || continue
   n=$(basename "$a")
+  times=
+  case $n in probe-times | probe-times-*) times=--times ;; esac
   CLDM_OOM=report CLDM_PROBE_COUNTERS=1 timeout 300 "$p/bench-tree/bench/run.sh" \
     --prebuilt "$p/bench-tree/build" --layer "$a/lib/libcldm-layer.so" --no-cuda \
     --no-plots --scale full --out "$res/$n" -- --cases "$pcases" > "$res/$n.log" 2>&1
-  python3 "$root/tools/probe-counters.py" "$res/$n.log" $kernel > "$res/$n.txt"
+  python3 "$root/tools/probe-counters.py" "$res/$n.log" $kernel $times > "$res/$n.txt"
   # CLDM_OOM's census of the launches with NULLs, and the suite's line on the first of them
   grep -a "in free slots\|first NULL" "$res/$n.log" >> "$res/$n.txt"
   echo "== $n"
