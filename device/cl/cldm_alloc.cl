@@ -55,7 +55,7 @@
  *   when many calls wait on a used-up slab) has a current slab per class from which
  *   calls draw tickets with one fetch-and-add: ticket t is slot t (cldm_slab.clh). Calls of a
  *   warp asking for the same class share that add and their bitmap updates (cldm_group.clh).
- *   A used-up slab is replaced by a fresh span from the pool (cldm_pool.clh); a slab whose
+ *   A used-up slab is replaced by a fresh span from the pool (cldm_pool_span.clh); a slab whose
  *   last slot is freed goes back to the pool at once, so any class can take its pages. Holes
  *   left by frees in slabs that are no longer current are listed in the class's room index
  *   (cldm_room.clh): once the pool has no span, a refill takes a partly used slab from there and
@@ -64,7 +64,7 @@
  *   searches it once more while counting what changes meanwhile): NULL means full (spec 2.1),
  *   after a free slot of a larger class (up to twice the size) was looked for in their indexes
  *   (cldm_slab_borrow).
- * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool.clh).
+ * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool_run.clh).
  * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
  *   retries because another work-item's atomic succeeded; nothing waits for a state another
  *   work-item must produce (pocl runs the work-items of a work-group one after another in one
@@ -97,6 +97,8 @@
 #include "cldm_probe.clh"
 #include "cldm_stats.clh"
 #include "cldm_pool.clh"
+#include "cldm_pool_span.clh"
+#include "cldm_pool_run.clh"
 #include "cldm_room.clh"
 #include "cldm_slab_units.clh"
 #include "cldm_slab_refill.clh"

@@ -84,13 +84,13 @@ typedef uint64_t cldm_u64;
 /* bits 30..0: the slab's head page (CLDM_W_NO_PAGE: none yet); bit 31: CLDM_W_SEARCH; bits
  * 63..32: tickets issued. A fresh slab's ticket t < slots names slot t; a partly used slab
  * made current again by the final path (CLDM_W_SEARCH set) issues tickets slots - n .. slots - 1
- * for the n slots it had free, each a reservation of any clear slot (cldm_slab_reinstall.clh). Rows of
- * CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); word CLDM_W_CURSOR of a
+ * for the n slots it had free, each a reservation of any clear slot (cldm_slab_reinstall.clh).
+ * Rows of CLDM_W_ROW_WORDS words (640 bytes: shards share no 64-byte line); word CLDM_W_CURSOR of a
  * row holds the shard's pool cursor.
  * After the num_shards rows, one more row, the class row: word c's low 32 bits are class c's
  * shard level L (0 in the image): its calls use the first min(2^L, cldm_class_shards()) rows
- * (device/cl/cldm_slab_refill.clh, cldm_class_grow); its high 32 bits are class c's room count (0 in
- * the image): how often a slab of class c went from full (count >= slots) to not full. Then the
+ * (device/cl/cldm_slab_refill.clh, cldm_class_grow); its high 32 bits are class c's room count (0
+ * in the image): how often a slab of class c went from full (count >= slots) to not full. Then the
  * stamp row: word c is the stamp of the last search of class c's last resort that found
  * nothing, low 32 bits the room count and high 32 bits the header's pool-give count it started
  * from (CLDM_STAMP_NONE in the low half, as in the image: no stamp; device/cl/cldm_slab_final.clh,
@@ -99,10 +99,10 @@ typedef uint64_t cldm_u64;
  * (CLDM_HDR_WORD_INSTALLS) plus its count of frees of watched slabs (CLDM_HDR_WORD_WATCHED) that
  * search saw (0 in the image), its high 32 bits class c's drawn stamp (0 in the image: none):
  * its change count + 1 when a borrower last drew from every current slab of it and found no
- * ticket (device/cl/cldm_slab_borrow.clh, cldm_slab_borrow); in the row after that, word c is class c's
- * change count (low 32 bits: slabs of the class installed, units given back) and its refills in
- * progress (high 32 bits), both 0 in the image: what the class's last resort watches, so that
- * events of other classes do not send its search round again. */
+ * ticket (device/cl/cldm_slab_borrow.clh, cldm_slab_borrow); in the row after that, word c is
+ * class c's change count (low 32 bits: slabs of the class installed, units given back) and its
+ * refills in progress (high 32 bits), both 0 in the image: what the class's last resort watches,
+ * so that events of other classes do not send its search round again. */
 #define CLDM_W_ROW_WORDS 80u
 #define CLDM_W_CURSOR 79u
 /* After that row, CLDM_W_DIRTY_ROWS rows of the classes' dirty words (0 in the image): class
@@ -278,8 +278,8 @@ typedef struct cldm_heap_header {
                                  pages) */
   cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
                                   base, 0 if the heap is not checked; [1]: its event-log
-                                  entries (CLDM_HDR_WORD_*: the words are named there, not as fields,
-                                  so the type the other modules see is unchanged) */
+                                  entries (CLDM_HDR_WORD_*: the words are named there, not as
+                                  fields, so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
 /* Header field offsets, in 32-bit words (the device addresses counters by word index). */
@@ -291,15 +291,17 @@ typedef struct cldm_heap_header {
 #define CLDM_HDR_WORD_INSTALLS 37u /* pad2[1]: slabs made current unwatched (a flush may end) */
 #define CLDM_HDR_WORD_WATCHED 38u  /* pad2[2]: frees of watched slabs (CLDM_DESC_WATCH) */
 /* pad2[3 + log2 k]: the pool-give count + 1 as read before an exact read of the pool that found
- * no free span of k pages (0 in the image: none; device/cl/cldm_pool.clh, cldm_pool_has_span) */
+ * no free span of k pages (0 in the image: none; device/cl/cldm_pool_span.clh,
+ * cldm_pool_has_span) */
 #define CLDM_HDR_WORD_DRY_SPANS 39u
 #define CLDM_DRY_SPANS 4u /* spans of 1, 2, 4, 8 pages */
 /* pad2[7 ..]: the dirty classes (0 in the image), word j with bit c % 32 set for class
- * c = 32 j + c % 32 after a row bit of the class's dirty words was set (device/cl/cldm_slab_refill.clh,
- * cldm_slab_counted), so that a flush reads the dirty words of those classes alone; pad2[10]: the
- * count of frees of watched slabs for which a flush went through every class's word
- * CLDM_DIRTY_WATCHED (cldm_slab_flush). In the header, not in W's rows: its base is at hand
- * where a slab is installed (an address in W's rows cost k_list_build 4 registers, ptxas sm_90). */
+ * c = 32 j + c % 32 after a row bit of the class's dirty words was set
+ * (device/cl/cldm_slab_refill.clh, cldm_slab_counted), so that a flush reads the dirty words of
+ * those classes alone; pad2[10]: the count of frees of watched slabs for which a flush went
+ * through every class's word CLDM_DIRTY_WATCHED (cldm_slab_flush). In the header, not in W's
+ * rows: its base is at hand where a slab is installed (an address in W's rows cost k_list_build
+ * 4 registers, ptxas sm_90). */
 #define CLDM_HDR_WORD_DIRTY_CLASSES 43u
 #define CLDM_DIRTY_CLASS_WORDS ((CLDM_NUM_CLASSES + 31u) / 32u) /* a bit a class */
 #define CLDM_HDR_WORD_DIRTY_ALL 46u

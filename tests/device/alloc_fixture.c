@@ -93,7 +93,7 @@ uint64_t expected_held(const cldm_dtest_heap *heap, const uint32_t *sizes, const
       continue;
     }
     uint32_t c = cldm_class_of(sizes[i]), k = cldm_class_span_pages(c, num_pages);
-    page &= ~(k - 1u); /* spans are aligned to their length (device/cl/cldm_pool.clh) */
+    page &= ~(k - 1u); /* spans are aligned to their length (device/cl/cldm_pool_span.clh) */
     assert_true(page < num_pages);
     if (!blocks[page]++)
       pages += k;

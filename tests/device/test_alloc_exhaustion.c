@@ -133,7 +133,7 @@ static void test_exhaustion_mixed(void **state) {
 }
 
 /* Runs are first searched inside single pool words (32 pages each), then across words
- * (cldm_pool.clh): with only pages 30-33 free (two in each of the first two words), a 4-page
+ * (cldm_pool_run.clh): with only pages 30-33 free (two in each of the first two words), a 4-page
  * run must still be found there, and a 2-page one inside either word. */
 static void test_run_across_words(void **state) {
   (void)state;
@@ -250,8 +250,8 @@ static void class_audit(const cldm_dtest_heap *heap, uint32_t c) {
   free(img);
 }
 
-/* Holes in a heap whose pool is dry (cldm_slab_reinstall.clh: partly used slabs made current again in
- * search mode, the final path): fill an 8 MiB heap with one class, free every other block
+/* Holes in a heap whose pool is dry (cldm_slab_reinstall.clh: partly used slabs made current
+ * again in search mode, the final path): fill an 8 MiB heap with one class, free every other block
  * (no slab empties, so no page goes back to the pool), then allocate as many as were freed:
  * every one must succeed (NULL only when full), none may overlap a kept block, and one more
  * of each class must fail. For 16 B, 256 B and 4 KiB, then with two classes interleaved, every
@@ -397,8 +397,8 @@ static void expect_served_from(cldm_dtest_heap *heap, uint64_t base, uint64_t pa
   cldm_dtest_heap_release(heap);
 }
 
-/* The last resort's stamps (cldm_slab_final.clh): once a search of a full class found nothing, later
- * calls answer NULL without a search until something gives the class room: a free into one of
+/* The last resort's stamps (cldm_slab_final.clh): once a search of a full class found nothing,
+ * later calls answer NULL without a search until something gives the class room: a free into one of
  * its full slabs (room for that class alone), pages back in the pool (a slab emptied, a run
  * freed). Each call is a launch of its own, so every NULL after the first of its class comes
  * from a stamp, and every success shows that the stamp ended. */
@@ -661,7 +661,7 @@ static void test_search_hole(void **state) {
   free(sizes);
 }
 
-/* The pool's dry stamps (cldm_pool.clh, cldm_pool_has_span: the PTX route's last resort, which
+/* The pool's dry stamps (cldm_pool_span.clh, cldm_pool_has_span: the PTX route's last resort, which
  * the cl20spread variant builds; the others refill exactly there and pass it as well): on the
  * heap of test_pool_summary, runs of one page on every page, then every odd page of the upper
  * half freed, leave free pages but no 2-page span, so a request of a class with 2-page slabs
@@ -707,7 +707,7 @@ static void test_pool_dry_stamp(void **state) {
   free(even);
 }
 
-/* Where refills put their spans in a pool word (cldm_pool.clh, CLDM_POOL_PACK): in the lowest
+/* Where refills put their spans in a pool word (cldm_pool_span.clh, CLDM_POOL_PACK): in the lowest
  * 8-page block that has room, so that one-page spans fill a word from the bottom and leave its
  * upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each, taken
  * by refills on every shard the launch used) and no free, on a CPU device (pocl: a thread per
@@ -715,9 +715,10 @@ static void test_pool_dry_stamp(void **state) {
  * full. Spans placed anywhere in the word (CLDM_POOL_PACK 0) break that in all but a few words:
  * six pages in one word at random fill its lowest block first about once in 10^5 (checked on
  * pocl: the test fails so). On a GPU the words are printed, not checked: thousands of calls
- * refill at once there, and a refill that loses the install gives its span back (cldm_slab_refill.clh),
- * which leaves a hole wherever it took it; the H200 (2026-12-04) showed 1 of 4 words with room
- * below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes refill one by one. */
+ * refill at once there, and a refill that loses the install gives its span back
+ * (cldm_slab_refill.clh), which leaves a hole wherever it took it; the H200 (2026-12-04) showed
+ * 1 of 4 words with room below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes
+ * refill one by one. */
 static void test_pool_packing(void **state) {
   (void)state;
   require_module();
@@ -816,7 +817,7 @@ static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed
   free(sizes);
 }
 
-/* The pool keeps free pairs whole (CLDM_POOL_BUDDY, cldm_pool.clh). On a 1 GiB heap slabs of
+/* The pool keeps free pairs whole (CLDM_POOL_BUDDY, cldm_pool_span.clh). On a 1 GiB heap slabs of
  * 16 B take 1 page, of 576 B - 1 KiB 2, of 1152 B - 2 KiB 4. With every page taken but a pair at
  * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B
  * must take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the
