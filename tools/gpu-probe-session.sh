@@ -7,13 +7,15 @@
 # after each launch with NULLs; everything in OUT/results.tgz.
 #   sh tools/gpu-probe-session.sh PACK.tar.xz OUT [ALTS [CASES [REPEATS]]]
 # ALTS: the --alt builds to compare with the pack's (comma-separated; default: every alt whose
-# name does not start with `probe`); CASES (default 1,5) with case 1 up to 4 KiB; REPEATS
+# name does not start with `probe`); CASES (default 1,5), case 1 up to 4 KiB (see below); REPEATS
 # (default 3). The probe builds, if the pack has any, are the alts named `probe` or `probe-*`
 # (each runs the probe cases; probe-prev, say, a probe build of the revision before); one named
 # probe-times or probe-times-* is a time probe build (CLDM_PROBE_TIMES, device/cl/cldm_probe.clh:
 # CLDM_DEVICE_NVPTX_EXTRA_CFLAGS="-DCLDM_PROBE_COUNTERS=1 -DCLDM_PROBE_TIMES=1"), whose table is
 # tools/probe-counters.py --times.
 # CLDM_PROBE_TESTS: run-tests.sh's -k pattern (default device_alloc; empty: no tests).
+# CLDM_PROBE_SUITE_ARGS: the A/B's options for cldm-bench-suite (default "--max-size 4096";
+# empty: case 1 at every size, whose larger sizes leave the pool as the next pass finds it).
 # CLDM_PROBE_CASES: the cases the probe builds run (default 5; counters of k_malloc for case 5,
 # of every kernel otherwise).
 set -u
@@ -32,7 +34,8 @@ if [ -n "$tests" ]; then
     > "$res/tests.log" 2>&1
   tail -3 "$res/tests.log"
 fi
-CLDM_REGCAP_SUITE_ARGS="--max-size 4096" sh "$root/tools/gpu-probe-regcap.sh" "$p" "$res/ab" 0 \
+suite_args=${CLDM_PROBE_SUITE_ARGS---max-size 4096}
+CLDM_REGCAP_SUITE_ARGS=$suite_args sh "$root/tools/gpu-probe-regcap.sh" "$p" "$res/ab" 0 \
   "$reps" "$cases" "" "$alts" > "$res/ab.txt" 2>&1
 grep -a "^suite\|^fill" "$res/ab.txt"
 pcases=${CLDM_PROBE_CASES:-5}
