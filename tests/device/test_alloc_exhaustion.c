@@ -3,7 +3,8 @@
  * class and with mixed sizes; capacity comes back after the frees; a run of pages found where
  * its free pages straddle two pool words; every hole found again in a heap whose pool is dry; the
  * pool's summary kept up, and never trusted for NULL; the stamps of full classes ended by a
- * slab of another class that frees emptied; the room index kept up, and not trusted;
+ * slab of another class that frees emptied; refills back at their shards' home words once
+ * those have room; the room index kept up, and not trusted;
  * full classes borrowing larger classes' free slots.
  * Fixture, environment and skip rules: alloc_fixture.h.
  */
@@ -817,6 +818,34 @@ static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed
   free(sizes);
 }
 
+/* A refill whose shard's pool cursor has moved on from the shard's home word takes its span
+ * from the home word while that has one (CLDM_POOL_HOME, cldm_pool_span.clh): with every shard's
+ * cursor set to the top of the pool (where fills of large slabs leave them) and the pool free,
+ * the first slab of 16 B comes from the lower half of the pool, which holds the home words
+ * (cldm_slab_refill.clh: row s's is word s * pool words / (2 * shards)). A build with
+ * CLDM_POOL_HOME 0 takes it from the cursor's word (the test fails so). */
+static void test_pool_home(void **state) {
+  (void)state;
+  require_module();
+  cldm_dtest_heap heap = cldm_dtest_heap_create(&g_env, 64u << 20);
+  unsigned char *img;
+  cldm_heap_header hd = read_image(&heap, &img);
+  uint32_t top = hd.pool_words - 1;
+  for (uint32_t s = 0; s < hd.num_shards; s++) /* the low half of word CLDM_W_CURSOR of row s */
+    memcpy(img + hd.w_offset + 8 * ((size_t)s * CLDM_W_ROW_WORDS + CLDM_W_CURSOR), &top, 4);
+  cldm_dtest_write(&g_env, heap.buf, hd.image_bytes, img);
+  free(img);
+  uint64_t off = malloc_one(&heap, 16);
+  assert_true(off != CLDM_DTEST_NULL_OFF);
+  uint32_t page = (uint32_t)((off - first_page_offset(&heap)) / CLDM_PAGE_BYTES);
+  printf("cursors at pool word %u of %u: the slab of 16 B took page %u (word %u)\n", top,
+         hd.pool_words, page, page / 32);
+  assert_true(page / 32 < hd.pool_words / 2);
+  run_free_offs(&heap, &off, 1);
+  assert_whole_heap_free(&heap);
+  cldm_dtest_heap_release(&heap);
+}
+
 /* The pool keeps free pairs whole (CLDM_POOL_BUDDY, cldm_pool_span.clh). On a 1 GiB heap slabs of
  * 16 B take 1 page, of 576 B - 1 KiB 2, of 1152 B - 2 KiB 4. With every page taken but a pair at
  * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B
@@ -1072,6 +1101,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_search_hole),
       cmocka_unit_test(test_pool_packing),
       cmocka_unit_test(test_pool_keeps_pairs),
+      cmocka_unit_test(test_pool_home),
       cmocka_unit_test(test_room_index),
       cmocka_unit_test(test_borrow),
       cmocka_unit_test(test_borrow_tickets),
