@@ -822,7 +822,7 @@ static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed
  * from the home word while that has one (CLDM_POOL_HOME, cldm_pool_span.clh): with every shard's
  * cursor set to the top of the pool (where fills of large slabs leave them) and the pool free,
  * the first slab of 16 B comes from the lower half of the pool, which holds the home words
- * (cldm_slab_refill.clh: row s's is word s * pool words / (2 * shards)). A build with
+ * (cldm_pool_home: row s's is word s * pool words / (2 * shards)). A build with
  * CLDM_POOL_HOME 0 takes it from the cursor's word (the test fails so). */
 static void test_pool_home(void **state) {
   (void)state;
