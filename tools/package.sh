@@ -83,7 +83,7 @@ done
 [ "$(cat "$scratch/usr/share/cldm/layers/cldm.lay")" = "/usr/lib/$ma/libcldm-layer.so" ] ||
   fail "the installed manifest names $(cat "$scratch/usr/share/cldm/layers/cldm.lay")"
 grep -qx 'prefix=/usr' "$scratch/usr/lib/$ma/pkgconfig/cldm.pc" || fail "cldm.pc prefix"
-[ "$(OPENCL_LAYERS='' "$scratch/usr/bin/cldm-run" --print-env)" = \
+[ "$(OPENCL_LAYERS='' "$scratch/usr/bin/cldm-run" --print-env | grep '^OPENCL_LAYERS=')" = \
   "OPENCL_LAYERS=$scratch/usr/lib/$ma/libcldm-layer.so" ] || fail "cldm-run in the scratch root"
 [ "$(PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$scratch/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
   'import cldm_device_malloc as c; print(c.layer_path())')" = "$scratch/usr/lib/$ma/libcldm-layer.so" ] ||

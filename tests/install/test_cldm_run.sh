@@ -24,17 +24,21 @@ status() { # status <description> <expected status> <command...>
   check "$what (exit status)" "$want" "$?"
 }
 
+# the variables of --print-env that the options set (the loader's lines and LD_LIBRARY_PATH are
+# test_cldm_run_loader.sh's)
+print_env() { "$run" "$@" | grep -v -e '^# loader ' -e '^LD_LIBRARY_PATH='; }
+
 unset OPENCL_LAYERS CLDM_HEAP_SIZE CLDM_LOG CLDM_DUMP_DIR CLDM_HEAP_MEMORY CLDM_NVIDIA CLDM_CHECK \
   CLDM_OOM
 
-check "the layer alone" "OPENCL_LAYERS=$layer" "$("$run" --print-env)"
+check "the layer alone" "OPENCL_LAYERS=$layer" "$(print_env --print-env)"
 check "prepended to other layers" "OPENCL_LAYERS=$layer:/opt/a.so:/opt/b.so" \
-  "$(OPENCL_LAYERS=/opt/a.so:/opt/b.so "$run" --print-env)"
+  "$(OPENCL_LAYERS=/opt/a.so:/opt/b.so print_env --print-env)"
 ln -s "$layer" "$tmp/link.so"
 check "not added twice (same file under another name)" "OPENCL_LAYERS=$layer:/opt/a.so" \
-  "$(OPENCL_LAYERS="/opt/a.so:$tmp/link.so" "$run" --print-env)"
+  "$(OPENCL_LAYERS="/opt/a.so:$tmp/link.so" print_env --print-env)"
 check "empty entries dropped" "OPENCL_LAYERS=$layer:/opt/a.so" \
-  "$(OPENCL_LAYERS="::/opt/a.so:" "$run" --print-env)"
+  "$(OPENCL_LAYERS="::/opt/a.so:" print_env --print-env)"
 check "every knob" "OPENCL_LAYERS=$layer
 CLDM_HEAP_SIZE=64M
 CLDM_LOG=debug
@@ -43,14 +47,14 @@ CLDM_HEAP_MEMORY=buffer
 CLDM_NVIDIA=off
 CLDM_CHECK=1
 CLDM_OOM=abort" \
-  "$("$run" --heap-size 64M --log=debug --dump-dir "$tmp/dumps" --heap-memory buffer --no-nvidia \
+  "$(print_env --heap-size 64M --log=debug --dump-dir "$tmp/dumps" --heap-memory buffer --no-nvidia \
     --check --oom abort --print-env)"
-check "--oom=report" "CLDM_OOM=report" "$("$run" --oom=report --print-env | grep OOM)"
+check "--oom=report" "CLDM_OOM=report" "$(print_env --oom=report --print-env | grep OOM)"
 [ -d "$tmp/dumps" ]
 check "--dump-dir creates the directory" 0 $?
 (cd "$tmp" && "$run" --dump-dir rel --print-env) > "$tmp/rel.out"
 check "--dump-dir made absolute" "CLDM_DUMP_DIR=$tmp/rel" "$(grep DUMP "$tmp/rel.out")"
-check "--layer" "OPENCL_LAYERS=$tmp/link.so" "$("$run" --layer "$tmp/link.so" --print-env | sed "s#$layer#$tmp/link.so#")"
+check "--layer" "OPENCL_LAYERS=$tmp/link.so" "$(print_env --layer "$tmp/link.so" --print-env | sed "s#$layer#$tmp/link.so#")"
 
 # a real run: the program gets the variables and its own arguments, options after it untouched
 # shellcheck disable=SC2016 # expanded by the program's shell
