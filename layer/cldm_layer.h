@@ -198,14 +198,22 @@ void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
 /* The route of the first supported device of `platform` (CLDM_ROUTE_NONE if none is). */
 cldm_device_route cldm_device_platform_route(cl_platform_id platform);
+/* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
+ * features every served device of it has. */
+cldm_device_route cldm_device_context_route(cl_context context, unsigned *features);
+/* cc[i] = the compute capability of devices[i] (major * 100 + minor) if it takes the PTX route,
+ * else 0. */
+void cldm_device_compute_capabilities(cl_uint n, const cl_device_id *devices, unsigned *cc);
 
 /* ---- layer_ptx.c: the PTX route, NVIDIA devices without SPIR-V (spec 1.1, 3.4) --------- */
 
 /* 1 if the PTX backend is loaded (loading it on the first call; logs why not). */
 int cldm_ptx_available(void);
-/* A driver program for `devices` (PTX-route devices of `context`) from the SPIR-V `modules`
- * (one, or several linked together; lowered where they allocate), translated to PTX once per
- * compute capability and created with clCreateProgramWithBinary. The PTX starts with a
+/* A driver program for `devices` (PTX-route devices of `context`; cc[i]: the compute
+ * capability of devices[i] as cldm_device_compute_capabilities gives it) from the SPIR-V
+ * `modules` (one, or several linked together; lowered where they allocate), translated to PTX
+ * once per compute capability and created with clCreateProgramWithBinary. CL_INVALID_DEVICE if
+ * a cc[i] is 0 (a device of another route). The PTX starts with a
  * comment line naming the kernels of `kernels` that take the heap (cldm_ptx_marker), so a
  * binary of the program is recognised when it comes back (layer_binary.c). If the backend
  * cannot translate them, the program is made from an empty PTX module and *build_log
@@ -213,7 +221,8 @@ int cldm_ptx_available(void);
  * program is made from the empty PTX module without a log. NULL and *errcode_ret on errors
  * that leave no program (*build_log then NULL). */
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
-                                   const cl_device_id *devices, const void *const *modules,
+                                   const cl_device_id *devices, const unsigned *cc,
+                                   const void *const *modules,
                                    const size_t *sizes, size_t num_modules, const char *options,
                                    const cldm_spirv_report *kernels, char **build_log,
                                    cl_int *errcode_ret);
@@ -389,9 +398,6 @@ int cldm_program_tracked(cl_program program);
  * for a program without one, to those of its source record (cldm_source_hold). Returns the new
  * count, or -1 if the program has neither. */
 long cldm_program_hold(cl_program program, int delta);
-/* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
- * features every served device of it has. */
-cldm_device_route cldm_program_context_route(cl_context context, unsigned *features);
 /* A driver program from SPIR-V `il` as clCreateProgramWithIL_wrap makes it: lowered if it
  * allocates (then recorded), on the PTX route made of PTX binaries. If the module cannot be
  * lowered, `why` (when not NULL) receives the one-line reason. */

@@ -347,7 +347,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uin
   if (!program || !lengths || !binaries)
     return program;
   unsigned features;
-  cldm_device_route route = cldm_program_context_route(context, &features);
+  cldm_device_route route = cldm_device_context_route(context, &features);
   if (route == CLDM_ROUTE_NONE)
     return program;
   cldm_program *rec = NULL;

@@ -215,6 +215,7 @@ static cl_program cldm_link_ptx(cl_context context, cl_uint num_devices,
   size_t *sizes = calloc(num_inputs, sizeof(*sizes));
   void *devs = NULL;
   size_t devs_size = 0;
+  unsigned *cc = NULL;
   if (!modules || !sizes) {
     err = CL_OUT_OF_HOST_MEMORY;
     goto out;
@@ -234,10 +235,15 @@ static cl_program cldm_link_ptx(cl_context context, cl_uint num_devices,
     device_list = devs;
     num_devices = (cl_uint)(devs_size / sizeof(cl_device_id));
   }
+  if (!(cc = calloc(num_devices ? num_devices : 1, sizeof(*cc)))) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto out;
+  }
+  cldm_device_compute_capabilities(num_devices, device_list, cc);
   merged->ptx = 1;
-  program = cldm_ptx_program_create(context, num_devices, device_list, (const void *const *)modules,
-                                    sizes, num_inputs, options, &merged->report, &merged->build_log,
-                                    &err);
+  program = cldm_ptx_program_create(context, num_devices, device_list, cc,
+                                    (const void *const *)modules, sizes, num_inputs, options,
+                                    &merged->report, &merged->build_log, &err);
   if (!program)
     goto out;
   if (merged->build_log) {
@@ -265,6 +271,7 @@ out:
   free(modules);
   free(sizes);
   free(devs);
+  free(cc);
   cldm_program_free(merged);
   if (errcode_ret)
     *errcode_ret = err;

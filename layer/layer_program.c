@@ -254,30 +254,6 @@ static const cldm_spirv_parsed_allocator *cldm_program_allocator(const cldm_devi
 
 /* ---- creation ---------------------------------------------------------------------------- */
 
-/* Contexts hold devices of one platform, so of one route; without a served device the layer
- * stays out of the way. */
-cldm_device_route cldm_program_context_route(cl_context context, unsigned *features) {
-  void *devs = NULL;
-  size_t size = 0;
-  if (!CLDM_NEXT_HAS(clGetContextInfo) ||
-      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
-          CL_SUCCESS)
-    return CLDM_ROUTE_NONE;
-  cldm_device_route route = CLDM_ROUTE_NONE;
-  unsigned all = ~0u;
-  for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
-    cldm_device_state st;
-    if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
-      all &= st.features;
-      if (route == CLDM_ROUTE_NONE || st.route == CLDM_ROUTE_PTX)
-        route = st.route;
-    }
-  }
-  free(devs);
-  *features = route != CLDM_ROUTE_NONE ? all : 0;
-  return route;
-}
-
 static void cldm_program_dump(const void *words, size_t size) {
   static unsigned seq;
   const char *dir = cldm_config_dump_dir();
@@ -335,9 +311,11 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
   void *devs = NULL;
   size_t size = 0;
   cl_int err = cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size);
+  cl_uint num_devices = (cl_uint)(size / sizeof(cl_device_id));
+  unsigned *cc = calloc(num_devices ? num_devices : 1, sizeof(*cc));
   rec->ptx = 1;
   rec->module = malloc(module_size);
-  if (err == CL_SUCCESS && !rec->module)
+  if (err == CL_SUCCESS && (!rec->module || !cc))
     err = CL_OUT_OF_HOST_MEMORY;
   cl_program program = NULL;
   if (err == CL_SUCCESS) {
@@ -347,13 +325,16 @@ static cl_program cldm_program_create_ptx(cl_context context, cldm_program *rec,
      * (clLinkProgram); alone it has no PTX of its own. The backend's own target functions do
      * not count: it links their definitions into every module that declares them. */
     rec->link_only = cldm_program_foreign_imports(&rec->report) > 0;
-    program = cldm_ptx_program_create(
-        context, (cl_uint)(size / sizeof(cl_device_id)), devs, (const void *const *)&rec->module,
-        &rec->module_size, rec->link_only ? 0 : 1, NULL, &rec->report, &rec->build_log, &err);
+    cldm_device_compute_capabilities(num_devices, devs, cc);
+    program = cldm_ptx_program_create(context, num_devices, devs, cc,
+                                      (const void *const *)&rec->module, &rec->module_size,
+                                      rec->link_only ? 0 : 1, NULL, &rec->report, &rec->build_log,
+                                      &err);
     if (program && rec->link_only)
       rec->build_log = cldm_program_link_only_log(&rec->report);
   }
   free(devs);
+  free(cc);
   if (program)
     cldm_program_register(program, rec);
   else
@@ -368,7 +349,7 @@ static cl_program cldm_program_create(cldm_create_il_fn create, cl_context conte
                                       cl_int *errcode_ret) {
   unsigned features = 0;
   cldm_device_route route =
-      il && length ? cldm_program_context_route(context, &features) : CLDM_ROUTE_NONE;
+      il && length ? cldm_device_context_route(context, &features) : CLDM_ROUTE_NONE;
   if (route == CLDM_ROUTE_NONE)
     return create(context, il, length, errcode_ret);
 

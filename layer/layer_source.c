@@ -185,7 +185,7 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
   if (!program)
     return NULL;
   unsigned features;
-  cldm_device_route route = cldm_program_context_route(context, &features);
+  cldm_device_route route = cldm_device_context_route(context, &features);
   size_t n = 0;
   char *text = route != CLDM_ROUTE_NONE ? cldm_source_join(count, strings, lengths, &n) : NULL;
   unsigned bits = text ? cldm_source_scan(text, n) : 0;
