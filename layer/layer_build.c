@@ -171,15 +171,15 @@ static int cldm_build_has_option(const char *options, const char *word) {
   return 0;
 }
 
-/* Replaces the outcome of the record of c->program (under the source lock); takes `target`,
+/* Replaces the outcome of the record of c->program (under the records' lock); takes `target`,
  * `log`, `module` and `report` over, and releases the target it replaces (after the lock). */
 static void cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_program target,
                                    char *log, void *module, size_t module_size,
                                    cldm_spirv_report *report) {
   cl_program old = NULL;
   char *options = strdup(c->options ? c->options : "");
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(c->program);
+  cldm_program_lock();
+  cldm_program_source *s = cldm_program_find_source(c->program);
   if (s) {
     old = s->target;
     s->target = target;
@@ -201,7 +201,7 @@ static void cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_prog
     log = options = NULL;
     target = NULL;
   }
-  cldm_source_unlock();
+  cldm_program_unlock();
   free(log);
   free(options);
   free(module);
@@ -223,14 +223,14 @@ static cl_int cldm_build_fail(const cldm_build_call *c, char *log, cl_int err) {
 
 /* clBuildProgram / clCompileProgram of a source program the layer keeps (see the top). */
 static cl_int cldm_build_source(cldm_build_call *c) {
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(c->program);
+  cldm_program_lock();
+  cldm_program_source *s = cldm_program_find_source(c->program);
   int busy = s && s->kernels > 0;
   unsigned scan = s ? s->scan : 0;
   cldm_device_route route = s ? s->route : CLDM_ROUTE_NONE;
   cl_context context = s ? s->context : NULL;
   char *text = s ? strdup(s->text) : NULL;
-  cldm_source_unlock();
+  cldm_program_unlock();
   if (busy) {
     free(text);
     return CL_INVALID_OPERATION; /* kernel objects are attached to the program (as a driver) */
@@ -318,8 +318,7 @@ static cl_int cldm_build_source(cldm_build_call *c) {
 
   /* it allocates: the lowered module becomes the target */
   char why[300] = "";
-  cl_program target =
-      cldm_program_create_from_il(context, module, module_size, why, sizeof(why), &err);
+  cl_program target = cldm_il_create_target(context, module, module_size, why, sizeof(why), &err);
   if (!target) {
     char *log = malloc(strlen(why) + 64);
     if (log)
@@ -360,9 +359,9 @@ static cl_int cldm_build_source(cldm_build_call *c) {
 
 /* 1 if `program` is a source program the layer keeps. */
 static int cldm_build_is_source(cl_program program) {
-  cldm_source_lock();
-  int is = cldm_source_find(program) != NULL;
-  cldm_source_unlock();
+  cldm_program_lock();
+  int is = cldm_program_find_source(program) != NULL;
+  cldm_program_unlock();
   return is;
 }
 
@@ -438,10 +437,10 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
 static int cldm_build_source_info(cl_program program, cl_device_id device,
                                   cl_program_build_info name, size_t size, void *value,
                                   size_t *size_ret, cl_int *err) {
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(program);
+  cldm_program_lock();
+  cldm_program_source *s = cldm_program_find_source(program);
   if (!s || !s->options) { /* not kept, or not built through the layer yet */
-    cldm_source_unlock();
+    cldm_program_unlock();
     return 0;
   }
   int answered = 1;
@@ -459,12 +458,12 @@ static int cldm_build_source_info(cl_program program, cl_device_id device,
   else
     answered = 0; /* the target's answer, if there is a target; else the driver's */
   if (answered || !target) {
-    cldm_source_unlock();
+    cldm_program_unlock();
     return answered;
   }
   char *warnings = name == CL_PROGRAM_BUILD_LOG && s->log ? strdup(s->log) : NULL;
   cldm_next->clRetainProgram(target);
-  cldm_source_unlock();
+  cldm_program_unlock();
   if (!warnings) {
     *err = clGetProgramBuildInfo_wrap(target, device, name, size, value, size_ret);
   } else { /* the compiler's warnings, then the driver's log of the target */

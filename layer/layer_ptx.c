@@ -146,8 +146,8 @@ static void cldm_ptx_log_append(char **log, cl_uint device_index, const char *te
 
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
                                    const cl_device_id *devices, const unsigned *cc,
-                                   const void *const *modules,
-                                   const size_t *sizes, size_t num_modules, const char *options,
+                                   const void *const *modules, const size_t *sizes,
+                                   size_t num_modules, const char *options,
                                    const cldm_spirv_report *kernels, char **build_log,
                                    cl_int *errcode_ret) {
   cl_int err = CL_SUCCESS;
