@@ -9,10 +9,11 @@
  * Prototypes are grouped by the file that defines them, so this header reads as a map of
  * the layer's modules; each group lists its module's intercepts (`<clName>_wrap`, all put into
  * the dispatch table by layer_init.c) after its internal interface. Apart from the next
- * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
- * cycles, each only modules to its left:
- *   log, config, map, info, check < device, ptx < query, heap < lifetime < heap_api < program
- *   < binary < clc < source < build < link < kernel, extfn < enqueue < init
+ * table (cldm_next and cldm_next_entries, set by layer_init.c, read by all), the modules use
+ * each other without cycles, each only modules to its left (the modules of one group, between
+ * commas, not each other); tests/layer/module_map.py checks it on the object files:
+ *   log, map, info < config < check, ptx < device < query, heap < lifetime < heap_api, program
+ *   < clc, binary, il < source < build < link < kernel, extfn < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -198,14 +199,22 @@ void cldm_device_heap_created(cl_device_id device);
 void cldm_device_heap_released(cl_device_id device);
 /* The route of the first supported device of `platform` (CLDM_ROUTE_NONE if none is). */
 cldm_device_route cldm_device_platform_route(cl_platform_id platform);
+/* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
+ * features every served device of it has. */
+cldm_device_route cldm_device_context_route(cl_context context, unsigned *features);
+/* cc[i] = the compute capability of devices[i] (major * 100 + minor) if it takes the PTX route,
+ * else 0. */
+void cldm_device_compute_capabilities(cl_uint n, const cl_device_id *devices, unsigned *cc);
 
 /* ---- layer_ptx.c: the PTX route, NVIDIA devices without SPIR-V (spec 1.1, 3.4) --------- */
 
 /* 1 if the PTX backend is loaded (loading it on the first call; logs why not). */
 int cldm_ptx_available(void);
-/* A driver program for `devices` (PTX-route devices of `context`) from the SPIR-V `modules`
- * (one, or several linked together; lowered where they allocate), translated to PTX once per
- * compute capability and created with clCreateProgramWithBinary. The PTX starts with a
+/* A driver program for `devices` (PTX-route devices of `context`; cc[i]: the compute
+ * capability of devices[i] as cldm_device_compute_capabilities gives it) from the SPIR-V
+ * `modules` (one, or several linked together; lowered where they allocate), translated to PTX
+ * once per compute capability and created with clCreateProgramWithBinary. CL_INVALID_DEVICE if
+ * a cc[i] is 0 (a device of another route). The PTX starts with a
  * comment line naming the kernels of `kernels` that take the heap (cldm_ptx_marker), so a
  * binary of the program is recognised when it comes back (layer_binary.c). If the backend
  * cannot translate them, the program is made from an empty PTX module and *build_log
@@ -213,8 +222,9 @@ int cldm_ptx_available(void);
  * program is made from the empty PTX module without a log. NULL and *errcode_ret on errors
  * that leave no program (*build_log then NULL). */
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
-                                   const cl_device_id *devices, const void *const *modules,
-                                   const size_t *sizes, size_t num_modules, const char *options,
+                                   const cl_device_id *devices, const unsigned *cc,
+                                   const void *const *modules, const size_t *sizes,
+                                   size_t num_modules, const char *options,
                                    const cldm_spirv_report *kernels, char **build_log,
                                    cl_int *errcode_ret);
 /* The comment line a PTX text of the layer starts with (malloc'd, ending in '\n'):
@@ -312,7 +322,7 @@ cl_int CL_API_CALL clReleaseMemObject_wrap(cl_mem mem);
 cl_int CL_API_CALL clReleaseSampler_wrap(cl_sampler sampler);
 cl_int CL_API_CALL clReleaseEvent_wrap(cl_event event);
 
-/* ---- layer_program.c: programs of SPIR-V modules, records and creation (spec 1.5) ------- */
+/* ---- layer_program.c: the program records, clRetainProgram/clReleaseProgram (spec 1.5) -- */
 
 /* Argument information of a kernel (clGetKernelArgInfo), as the compiler reported it for a
  * program built from source with -cl-kernel-arg-info (layer_clc.c). */
@@ -341,12 +351,50 @@ int cldm_arg_table_append(cldm_arg_table *dst, const cldm_arg_table *src);
 /* The entry of kernel `name`, or NULL. */
 const cldm_kernel_args *cldm_arg_table_find(const cldm_arg_table *t, const char *name);
 
-/* The record of a program whose kernels the layer must know: created from IL through the layer
- * (lowered, or on the PTX route), built from a source program's compiled module
- * (layer_source.c), made from a binary the layer recognised (layer_binary.c), or linked from
- * such programs. Read and written with the records locked (cldm_program_lock). */
+/* How a program with a record came to be. */
+typedef enum cldm_program_kind {
+  CLDM_PROGRAM_IL = 1, /* created from IL through the layer (layer_il.c): lowered, or on the PTX
+                          route */
+  CLDM_PROGRAM_TARGET, /* hidden: made by the layer from a source program's compiled module when
+                          it allocates (layer_build.c, layer_il.c) */
+  CLDM_PROGRAM_BINARY, /* created from a binary of the layer's that came back (layer_binary.c) */
+  CLDM_PROGRAM_LINKED, /* linked from programs with records (layer_link.c) */
+  CLDM_PROGRAM_SOURCE  /* created with clCreateProgramWithSource from a source that may use the
+                          extension (layer_source.c): only `source` is used */
+} cldm_program_kind;
+
+/* What the layer keeps of a source program (CLDM_PROGRAM_SOURCE; cldm_source_scan says which):
+ * the handle the application holds stays the driver's source program. A build or compile that
+ * finds the module allocating makes a second, hidden driver program from the compiled
+ * (lowered) module, the target, to which the layer sends what concerns the built program
+ * (kernels, binaries, build status and log). */
+typedef struct cldm_program_source {
+  char *text; /* the application's source, NUL-terminated */
+  size_t length;
+  unsigned scan; /* CLDM_SOURCE_* bits of the text; 0 for a source kept only because the PTX
+                    route may have to link it (a compile keeps its module) */
+  cl_context context;
+  cldm_device_route route;
+  cl_program target; /* the hidden program, or NULL (not built, failed, or the driver's own) */
+  int failed;        /* the last build or compile failed in the layer: CL_BUILD_ERROR, `log` */
+  char *log;         /* failure: the build log; success: the compiler's warnings; or NULL */
+  char *options;     /* the application's options of the last build or compile, or NULL */
+  cl_program_binary_type type; /* failed: CL_PROGRAM_BINARY_TYPE_NONE */
+  /* The last successful in-process compile: the module (not lowered) and its report, kept
+   * for links (imports, exports; the PTX route links modules). */
+  void *module;
+  size_t module_size;
+  cldm_spirv_report report;
+  unsigned kernels; /* kernel objects created through the target and alive */
+} cldm_program_source;
+
+/* The record of a program the layer must know, one per driver program. Every kind but
+ * CLDM_PROGRAM_SOURCE describes the kernels of a module the layer saw (the fields up to `args`);
+ * a source program's built program is its target, or the driver's own. Read and written with
+ * the records locked (cldm_program_lock). */
 typedef struct cldm_program {
-  void *il; /* the application's IL (CL_PROGRAM_IL); NULL for linked programs */
+  cldm_program_kind kind;
+  void *il; /* IL, TARGET: the module it was created from (CL_PROGRAM_IL) */
   size_t il_size;
   /* The engine's report, owned. For a linked program: its tracked inputs' kernels and
    * allocating exports (cldm_spirv_report_append), no imports. */
@@ -356,47 +404,52 @@ typedef struct cldm_program {
   void *module; /* the SPIR-V the PTX came from (lowered); NULL for linked programs */
   size_t module_size;
   char *build_log;     /* non-NULL: no PTX of its own (translation failed, or link_only);
-                      builds fail with this log */
+                          builds fail with this log */
   int link_only;       /* the module imports functions of other modules: it is translated only
-                      together with them, by clLinkProgram */
+                          together with them, by clLinkProgram */
   int compiled;        /* clCompileProgram succeeded (the PTX route has nothing to compile) */
   cldm_arg_table args; /* argument information the layer answers (empty: the driver's) */
+  cldm_program_source source; /* CLDM_PROGRAM_SOURCE */
   /* Handles to the program held through the layer (the creator's, clRetainProgram's, the
-   * layer's own) plus kernels made from it that are alive (layer_kernel.c): the record goes
-   * when they are all gone (cldm_program_hold), not when the driver's count says so, which
-   * counts a driver's own references too (kernels of launches still running). */
+   * layer's own for a target) plus kernels made from it that are alive (layer_kernel.c): for a
+   * source program, the driver's own kernels of it (a source the driver built) or those made
+   * from its target. The record goes when they are all gone (cldm_program_hold), not when the
+   * driver's count says so, which counts a driver's own references too (kernels of launches
+   * still running). */
   unsigned long holders;
 } cldm_program;
 
-/* A record with copies of `report`'s kernels (no IL); NULL if out of memory. */
-cldm_program *cldm_program_new_kernels(const cldm_spirv_report *report);
+/* A zeroed record of `kind`; NULL if out of memory. */
+cldm_program *cldm_program_new(cldm_program_kind kind);
+/* A record of `kind` with copies of `report`'s kernels (no IL); NULL if out of memory. */
+cldm_program *cldm_program_new_kernels(cldm_program_kind kind, const cldm_spirv_report *report);
+void cldm_program_free(cldm_program *rec);
 void cldm_program_lock(void);
 void cldm_program_unlock(void);
-/* The record of `program`, or NULL; the caller holds the lock. */
+/* The record of `program` (any kind), or NULL; the caller holds the lock. */
 cldm_program *cldm_program_find(cl_program program);
-/* Records `rec` (taken over) for `program`, replacing a stale record of a recycled handle. */
+/* The source part of `program`'s record if it is a CLDM_PROGRAM_SOURCE, else NULL; the caller
+ * holds the lock. */
+cldm_program_source *cldm_program_find_source(cl_program program);
+/* Records `rec` (taken over) for `program` with one holder, replacing a stale record of a
+ * recycled handle. */
 void cldm_program_register(cl_program program, cldm_program *rec);
-void cldm_program_free(cldm_program *rec);
+/* 1 if `program` has a record with kernel tables (any kind but CLDM_PROGRAM_SOURCE). */
+int cldm_program_tracked(cl_program program);
+/* Adds `delta` to the holders of `program`'s record (cldm_program.holders); at 0 the record
+ * goes, and a source program's target is released. Returns the new count, or -1 if the program
+ * has no record. */
+long cldm_program_hold(cl_program program, int delta);
 /* Appends copies of names[0..n) to *list (length *len): 0, or -1 out of memory. */
 int cldm_program_names_append(char ***list, size_t *len, char *const *names, size_t n);
 void cldm_program_names_free(char **names, size_t n);
 
-/* Extension functions served by the program module (clCreateProgramWithILKHR), or NULL. */
-void *cldm_program_extfn(const char *name);
-/* 1 if `program` has a record. */
-int cldm_program_tracked(cl_program program);
-/* Adds `delta` to the holders of `program`'s record (cldm_program.holders), which goes at 0;
- * for a program without one, to those of its source record (cldm_source_hold). Returns the new
- * count, or -1 if the program has neither. */
-long cldm_program_hold(cl_program program, int delta);
-/* The route of `context` (CLDM_ROUTE_NONE if no device of it is served) and the allocator
- * features every served device of it has. */
-cldm_device_route cldm_program_context_route(cl_context context, unsigned *features);
-/* A driver program from SPIR-V `il` as clCreateProgramWithIL_wrap makes it: lowered if it
- * allocates (then recorded), on the PTX route made of PTX binaries. If the module cannot be
- * lowered, `why` (when not NULL) receives the one-line reason. */
-cl_program cldm_program_create_from_il(cl_context context, const void *il, size_t length, char *why,
-                                       size_t why_size, cl_int *errcode_ret);
+/* The target of source program `program` if it has one (retained: release it with the next
+ * table), else NULL. */
+cl_program cldm_program_target(cl_program program);
+/* A kernel object was created through / released from the target of source program
+ * `program`. */
+void cldm_program_kernel_attached(cl_program program, int delta);
 /* Gives the record of `program` (if any) the argument table `args` (taken over). */
 void cldm_program_set_args(cl_program program, cldm_arg_table *args);
 /* Answers CL_PROGRAM_IL from the record of `program`: 1 (with *err) if it has the IL, else 0. */
@@ -406,6 +459,37 @@ int cldm_program_il_info(cl_program program, size_t size, void *value, size_t *s
  * *num_user_args), else 0 (also for unknown programs and kernels). */
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
                              uint32_t *num_user_args);
+
+cl_int CL_API_CALL clRetainProgram_wrap(cl_program program);
+cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
+
+/* ---- layer_clc.c: the OpenCL C compiler, loaded on demand (spec 1.5.1, 2.3) ------------- */
+
+/* The compiler's interface (loading libcldm-clc.so on the first call), or NULL. */
+const cldm_clc_api *cldm_clc(void);
+/* Compiles `source` as the driver of `device` would (its extensions, features and OpenCL
+ * version), with clCompileProgram's headers if any; *status and *out (freed with
+ * cldm_clc_result_release) say how. CL_INVALID_OPERATION if the compiler cannot be loaded,
+ * CL_OUT_OF_HOST_MEMORY; CL_SUCCESS otherwise, also when the source does not compile. */
+cl_int cldm_clc_compile(cl_device_id device, const char *source, const char *options,
+                        size_t num_headers, const char *const *header_sources,
+                        const char *const *header_names, cldm_clc_result *out,
+                        cldm_clc_status *status);
+void cldm_clc_result_release(cldm_clc_result *r);
+/* The compiler's argument information as the layer answers it (CL_KERNEL_ARG_* values):
+ * 0, or -1 out of memory (*t then empty). */
+int cldm_clc_arg_table(const cldm_clc_result *r, cldm_arg_table *t);
+
+/* ---- layer_il.c: programs created from SPIR-V modules (spec 1.5) ------------------------ */
+
+/* A driver program from SPIR-V `il` as clCreateProgramWithIL_wrap makes it (lowered if it
+ * allocates, on the PTX route made of PTX binaries), recorded as the hidden target of a source
+ * program (CLDM_PROGRAM_TARGET). If the module cannot be lowered, `why` (when not NULL)
+ * receives the one-line reason. */
+cl_program cldm_il_create_target(cl_context context, const void *il, size_t length, char *why,
+                                 size_t why_size, cl_int *errcode_ret);
+/* Extension functions served by this module (clCreateProgramWithILKHR), or NULL. */
+void *cldm_il_extfn(const char *name);
 
 cl_program CL_API_CALL clCreateProgramWithIL_wrap(cl_context context, const void *il, size_t length,
                                                   cl_int *errcode_ret);
@@ -425,55 +509,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uin
                                                       const unsigned char **binaries,
                                                       cl_int *binary_status, cl_int *errcode_ret);
 
-/* ---- layer_clc.c: the OpenCL C compiler, loaded on demand (spec 1.5.1, 2.3) ------------- */
-
-/* The compiler's interface (loading libcldm-clc.so on the first call), or NULL. */
-const cldm_clc_api *cldm_clc(void);
-/* Compiles `source` as the driver of `device` would (its extensions, features and OpenCL
- * version), with clCompileProgram's headers if any; *status and *out (freed with
- * cldm_clc_result_release) say how. CL_INVALID_OPERATION if the compiler cannot be loaded,
- * CL_OUT_OF_HOST_MEMORY; CL_SUCCESS otherwise, also when the source does not compile. */
-cl_int cldm_clc_compile(cl_device_id device, const char *source, const char *options,
-                        size_t num_headers, const char *const *header_sources,
-                        const char *const *header_names, cldm_clc_result *out,
-                        cldm_clc_status *status);
-void cldm_clc_result_release(cldm_clc_result *r);
-/* The compiler's argument information as the layer answers it (CL_KERNEL_ARG_* values):
- * 0, or -1 out of memory (*t then empty). */
-int cldm_clc_arg_table(const cldm_clc_result *r, cldm_arg_table *t);
-
 /* ---- layer_source.c: source programs that may allocate (spec 1.5.1, 3.5) ------------------ */
-
-/* The record of a program created with clCreateProgramWithSource whose source may use the
- * extension (cldm_source_scan): the handle the application holds stays the driver's source
- * program. A build or compile that finds the module allocating makes a second, hidden driver
- * program from the compiled (lowered) module, the target, to which the layer sends what
- * concerns the built program (kernels, binaries, build status and log). */
-typedef struct cldm_source {
-  char *text; /* the application's source, NUL-terminated */
-  size_t length;
-  unsigned scan; /* CLDM_SOURCE_* bits of the text; 0 for a source kept only because the PTX
-                    route may have to link it (a compile keeps its module) */
-  cl_context context;
-  cldm_device_route route;
-  cl_program target; /* the hidden program, or NULL (not built, failed, or the driver's own) */
-  int failed;        /* the last build or compile failed in the layer: CL_BUILD_ERROR, `log` */
-  char *log;         /* failure: the build log; success: the compiler's warnings; or NULL */
-  char *options;     /* the application's options of the last build or compile, or NULL */
-  cl_program_binary_type type; /* failed: CL_PROGRAM_BINARY_TYPE_NONE */
-  /* The last successful in-process compile: the module (not lowered) and its report, kept
-   * for links (imports, exports; the PTX route links modules). */
-  void *module;
-  size_t module_size;
-  cldm_spirv_report report;
-  unsigned kernels; /* kernel objects created through the target and alive */
-  /* The application's handles (created, clRetainProgram, clReleaseProgram through the layer)
-   * plus the kernels that hold the program: the driver's own kernels of it (a source the
-   * driver built), or those made from the target (each a handle, clRetainProgram_wrap). The
-   * record goes (and the target with it) when the last holder does, not when the driver's
-   * count reads 1: the driver's kernels hold the program out of the layer's sight. */
-  unsigned long holders;
-} cldm_source;
 
 /* What cldm_source_scan finds in a source (bit set). */
 enum {
@@ -485,18 +521,6 @@ enum {
  * CLDM_SOURCE_* bits; 0 means the source cannot use the extension. */
 unsigned cldm_source_scan(const char *text, size_t n);
 
-void cldm_source_lock(void);
-void cldm_source_unlock(void);
-/* The record of `program`, or NULL; the caller holds the lock. */
-cldm_source *cldm_source_find(cl_program program);
-/* The target of `program` if it has one (retained: release it with the next table), else
- * NULL. */
-cl_program cldm_source_target(cl_program program);
-/* A kernel object was created through / released from the target of `program`. */
-void cldm_source_kernel_attached(cl_program program, int delta);
-/* Adds `delta` to the holders of `program`'s source record (cldm_source.holders); at 0 the
- * record goes and its target is released. Returns the new count, or -1 without a record. */
-long cldm_source_hold(cl_program program, int delta);
 /* The text of a hidden program that gives the driver's own diagnostics for the source of
  * `program`: the extension's header, "#line 1", the source (malloc'd), or NULL. */
 char *cldm_source_diagnostic_text(cl_program program);
@@ -506,8 +530,6 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
                                                       cl_int *errcode_ret);
 cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info name, size_t size,
                                          void *value, size_t *size_ret);
-cl_int CL_API_CALL clRetainProgram_wrap(cl_program program);
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
 
 /* ---- layer_build.c: building and compiling programs (spec 1.5, 1.5.1) -------------------- */
 

@@ -135,7 +135,7 @@ static cldm_program *cldm_binary_parse(char *text) {
   char *save = NULL, *line = strtok_r(text, "\n", &save);
   if (!line || strcmp(line, CLDM_BINARY_RECORD_MAGIC))
     return NULL;
-  cldm_program *rec = calloc(1, sizeof(*rec));
+  cldm_program *rec = cldm_program_new(CLDM_PROGRAM_BINARY);
   int ok = rec != NULL;
   size_t pending = 0; /* argument lines still expected for the last kernel */
   while (ok && (line = strtok_r(NULL, "\n", &save))) {
@@ -243,7 +243,7 @@ static cldm_program *cldm_binary_read(const uint8_t key[32]) {
 
 /* A copy of the kernel table and argument table of `rec`, NULL if out of memory. */
 static cldm_program *cldm_binary_copy(const cldm_program *rec) {
-  cldm_program *copy = cldm_program_new_kernels(&rec->report);
+  cldm_program *copy = cldm_program_new_kernels(CLDM_PROGRAM_BINARY, &rec->report);
   if (copy && cldm_arg_table_append(&copy->args, &rec->args) != 0) {
     cldm_program_free(copy);
     return NULL;
@@ -331,7 +331,7 @@ static cldm_program *cldm_binary_recognise(const unsigned char *bin, size_t n) {
       cldm_binary_add(key, entry);
   }
   if (!rec && m == 1)
-    rec = cldm_program_new_kernels(&marked);
+    rec = cldm_program_new_kernels(CLDM_PROGRAM_BINARY, &marked);
   if (m == 1)
     cldm_spirv_report_free(&marked);
   return rec;
@@ -347,7 +347,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uin
   if (!program || !lengths || !binaries)
     return program;
   unsigned features;
-  cldm_device_route route = cldm_program_context_route(context, &features);
+  cldm_device_route route = cldm_device_context_route(context, &features);
   if (route == CLDM_ROUTE_NONE)
     return program;
   cldm_program *rec = NULL;

@@ -171,15 +171,15 @@ static int cldm_build_has_option(const char *options, const char *word) {
   return 0;
 }
 
-/* Replaces the outcome of the record of c->program (under the source lock); takes `target`,
+/* Replaces the outcome of the record of c->program (under the records' lock); takes `target`,
  * `log`, `module` and `report` over, and releases the target it replaces (after the lock). */
 static void cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_program target,
                                    char *log, void *module, size_t module_size,
                                    cldm_spirv_report *report) {
   cl_program old = NULL;
   char *options = strdup(c->options ? c->options : "");
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(c->program);
+  cldm_program_lock();
+  cldm_program_source *s = cldm_program_find_source(c->program);
   if (s) {
     old = s->target;
     s->target = target;
@@ -201,7 +201,7 @@ static void cldm_build_set_outcome(const cldm_build_call *c, int failed, cl_prog
     log = options = NULL;
     target = NULL;
   }
-  cldm_source_unlock();
+  cldm_program_unlock();
   free(log);
   free(options);
   free(module);
@@ -221,114 +221,150 @@ static cl_int cldm_build_fail(const cldm_build_call *c, char *log, cl_int err) {
   return err;
 }
 
-/* clBuildProgram / clCompileProgram of a source program the layer keeps (see the top). */
-static cl_int cldm_build_source(cldm_build_call *c) {
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(c->program);
+/* ---- building a source program, step by step ------------------------------------------- */
+
+/* What a build of a source program carries from one step to the next. */
+typedef struct cldm_build_job {
+  const cldm_build_call *call;
+  char *text; /* from the record: a copy of the source, its scan, route and context */
+  unsigned scan;
+  cldm_device_route route;
+  cl_context context;
+  cl_device_id device;    /* the device the source is compiled for, or NULL */
+  int compiled;           /* the compiler ran: `out` and `status` hold its answer */
+  cldm_clc_result out;    /* owned once compiled */
+  cldm_clc_status status; /* CLDM_CLC_OK: `out` holds the module */
+  void *module;           /* a copy of the module, read by the engine; owned */
+  size_t module_size;
+  cldm_spirv_report report; /* the engine's report on `module`; owned */
+} cldm_build_job;
+
+static void cldm_build_job_free(cldm_build_job *job) {
+  free(job->text);
+  free(job->module);
+  cldm_spirv_report_free(&job->report);
+  if (job->compiled)
+    cldm_clc_result_release(&job->out);
+}
+
+/* Copies the text, scan, route and context of the program's record: CL_INVALID_OPERATION if
+ * kernel objects are attached to the program (as a driver refuses the build), else CL_SUCCESS. */
+static cl_int cldm_build_read_record(cldm_build_job *job) {
+  cldm_program_lock();
+  const cldm_program_source *s = cldm_program_find_source(job->call->program);
   int busy = s && s->kernels > 0;
-  unsigned scan = s ? s->scan : 0;
-  cldm_device_route route = s ? s->route : CLDM_ROUTE_NONE;
-  cl_context context = s ? s->context : NULL;
-  char *text = s ? strdup(s->text) : NULL;
-  cldm_source_unlock();
-  if (busy) {
-    free(text);
-    return CL_INVALID_OPERATION; /* kernel objects are attached to the program (as a driver) */
+  if (s && !busy) {
+    job->text = strdup(s->text);
+    job->scan = s->scan;
+    job->route = s->route;
+    job->context = s->context;
   }
+  cldm_program_unlock();
+  return busy ? CL_INVALID_OPERATION : CL_SUCCESS;
+}
+
+/* Picks the device to compile for: the call's first device, else the context's first. */
+static void cldm_build_pick_device(cldm_build_job *job) {
+  const cldm_build_call *c = job->call;
   void *devs = NULL;
-  size_t devs_size = 0;
-  cl_device_id device = c->num_devices && c->devices ? c->devices[0] : NULL;
-  if (!device &&
-      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &devs_size) ==
+  size_t size = 0;
+  job->device = c->num_devices && c->devices ? c->devices[0] : NULL;
+  if (!job->device &&
+      cldm_info_fetch(cldm_info_context_query, job->context, CL_CONTEXT_DEVICES, &devs, &size) ==
           CL_SUCCESS &&
-      devs_size >= sizeof(cl_device_id))
-    device = ((cl_device_id *)devs)[0];
+      size >= sizeof(cl_device_id))
+    job->device = ((cl_device_id *)devs)[0];
   free(devs);
-  char **headers = text && device && (scan || c->compile) ? cldm_build_header_sources(c) : NULL;
-  cldm_clc_result out;
-  cldm_clc_status st = CLDM_CLC_E_INVALID_ARG;
-  cl_int err = headers ? cldm_clc_compile(device, text, c->options, c->num_headers,
-                                          (const char *const *)headers,
-                                          (const char *const *)c->header_names, &out, &st)
-                       : CL_INVALID_OPERATION;
-  free(text);
+}
+
+/* Compiles the source in-process with the call's options and headers: CL_SUCCESS (job->status
+ * says whether it compiled), CL_INVALID_OPERATION with no compiler, device or reason to compile
+ * (a source kept only for links is compiled by clCompileProgram only), CL_OUT_OF_HOST_MEMORY. */
+static cl_int cldm_build_compile(cldm_build_job *job) {
+  const cldm_build_call *c = job->call;
+  char **headers =
+      job->text && job->device && (job->scan || c->compile) ? cldm_build_header_sources(c) : NULL;
+  cl_int err = headers
+                   ? cldm_clc_compile(job->device, job->text, c->options, c->num_headers,
+                                      (const char *const *)headers,
+                                      (const char *const *)c->header_names, &job->out, &job->status)
+                   : CL_INVALID_OPERATION;
   cldm_program_names_free(headers, c->num_headers);
-  if (err == CL_OUT_OF_HOST_MEMORY)
-    return err;
-  if (err != CL_SUCCESS || !scan) {
-    /* no compiler, or a source kept only for links: the driver builds the untouched source */
-    void *module = NULL;
-    cldm_spirv_report report = {0};
-    if (err == CL_SUCCESS && st == CLDM_CLC_OK && (module = malloc(out.spirv_size)) != NULL) {
-      memcpy(module, out.spirv, out.spirv_size);
-      if (cldm_spirv_inspect(module, out.spirv_size, &report, NULL) != CLDM_SPIRV_OK) {
-        free(module);
-        module = NULL;
-      }
-    }
-    cldm_build_set_outcome(c, 0, NULL, NULL, module, module ? out.spirv_size : 0, &report);
-    if (err == CL_SUCCESS)
-      cldm_clc_result_release(&out);
-    return cldm_build_next(c, c->program, c->options, 1);
-  }
+  job->compiled = err == CL_SUCCESS;
+  return err;
+}
 
-  if (st != CLDM_CLC_OK) { /* the source does not compile */
-    char *log = NULL;
-    cl_int diag =
-        route == CLDM_ROUTE_SPIRV ? cldm_build_diagnose(c, context, device, &log) : CL_SUCCESS;
-    if (diag == CL_SUCCESS || !log) {
-      free(log);
-      log = out.log ? strdup(out.log) : strdup("error: the source does not compile\n");
-      diag = c->compile ? CL_COMPILE_PROGRAM_FAILURE : CL_BUILD_PROGRAM_FAILURE;
-    }
-    cldm_log(CLDM_LOG_INFO, "program %p does not compile: %s", (void *)c->program, log ? log : "");
-    cldm_clc_result_release(&out);
-    return cldm_build_fail(c, log, diag);
-  }
-
-  cldm_spirv_report report = {0};
-  void *module = malloc(out.spirv_size ? out.spirv_size : 1);
-  if (!module || cldm_spirv_inspect(out.spirv, out.spirv_size, &report, NULL) != CLDM_SPIRV_OK) {
-    /* the engine cannot read the compiler's module: let the driver judge the source */
+/* Copies the compiled module into job->module and reads it with the engine (job->report): 1, or
+ * 0 (nothing kept) if the engine cannot read it. */
+static int cldm_build_inspect(cldm_build_job *job) {
+  void *module = malloc(job->out.spirv_size ? job->out.spirv_size : 1);
+  if (!module || cldm_spirv_inspect(job->out.spirv, job->out.spirv_size, &job->report, NULL) !=
+                     CLDM_SPIRV_OK) {
     free(module);
-    cldm_spirv_report_free(&report);
-    cldm_clc_result_release(&out);
-    cldm_build_set_outcome(c, 0, NULL, NULL, NULL, 0, NULL);
-    return cldm_build_next(c, c->program, c->options, 1);
+    cldm_spirv_report_free(&job->report);
+    return 0;
   }
-  memcpy(module, out.spirv, out.spirv_size);
-  size_t module_size = out.spirv_size;
+  memcpy(module, job->out.spirv, job->out.spirv_size);
+  job->module = module;
+  job->module_size = job->out.spirv_size;
+  return 1;
+}
 
-  if (!report.allocates) { /* the driver builds the untouched source */
-    size_t n = c->options ? strlen(c->options) : 0;
-    char *opts = malloc(n + 40);
-    cldm_clc_result_release(&out);
-    if (!opts) {
-      free(module);
-      cldm_spirv_report_free(&report);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-    snprintf(opts, n + 40, "%s%s-D cl_ext_device_malloc=1", c->options ? c->options : "",
-             n ? " " : "");
-    cldm_build_set_outcome(c, 0, NULL, NULL, module, module_size, &report);
-    err = cldm_build_next(c, c->program, opts, 1);
-    free(opts);
-    return err;
+/* Outcome: the driver builds (compiles) the source itself with `options`; the record keeps the
+ * module read by cldm_build_inspect, if any, for links. */
+static cl_int cldm_build_by_driver(cldm_build_job *job, const char *options) {
+  const cldm_build_call *c = job->call;
+  cldm_build_set_outcome(c, 0, NULL, NULL, job->module, job->module_size, &job->report);
+  job->module = NULL; /* taken over */
+  return cldm_build_next(c, c->program, options, 1);
+}
+
+/* Outcome: the module does not allocate; the driver builds the untouched source with
+ * cl_ext_device_malloc defined (CL_PROGRAM_BUILD_OPTIONS still reports the application's). */
+static cl_int cldm_build_untouched(cldm_build_job *job) {
+  const char *options = job->call->options;
+  size_t n = options ? strlen(options) : 0;
+  char *opts = malloc(n + 40);
+  if (!opts)
+    return CL_OUT_OF_HOST_MEMORY;
+  snprintf(opts, n + 40, "%s%s-D cl_ext_device_malloc=1", options ? options : "", n ? " " : "");
+  cl_int err = cldm_build_by_driver(job, opts);
+  free(opts);
+  return err;
+}
+
+/* Outcome: the source does not compile; the build fails with the driver's own diagnostics
+ * (SPIR-V route, cldm_build_diagnose) or else the compiler's log. */
+static cl_int cldm_build_not_compiled(cldm_build_job *job) {
+  const cldm_build_call *c = job->call;
+  char *log = NULL;
+  cl_int err = job->route == CLDM_ROUTE_SPIRV
+                   ? cldm_build_diagnose(c, job->context, job->device, &log)
+                   : CL_SUCCESS;
+  if (err == CL_SUCCESS || !log) {
+    free(log);
+    log = job->out.log ? strdup(job->out.log) : strdup("error: the source does not compile\n");
+    err = c->compile ? CL_COMPILE_PROGRAM_FAILURE : CL_BUILD_PROGRAM_FAILURE;
   }
+  cldm_log(CLDM_LOG_INFO, "program %p does not compile: %s", (void *)c->program, log ? log : "");
+  return cldm_build_fail(c, log, err);
+}
 
-  /* it allocates: the lowered module becomes the target */
+/* Outcome: the module allocates; its lowered form becomes the program's target, with the
+ * compiler's argument information under -cl-kernel-arg-info, built (compiled) with the options
+ * that apply to a compiled module. The build fails if the module cannot be lowered. */
+static cl_int cldm_build_target(cldm_build_job *job) {
+  const cldm_build_call *c = job->call;
   char why[300] = "";
+  cl_int err;
   cl_program target =
-      cldm_program_create_from_il(context, module, module_size, why, sizeof(why), &err);
+      cldm_il_create_target(job->context, job->module, job->module_size, why, sizeof(why), &err);
   if (!target) {
     char *log = malloc(strlen(why) + 64);
     if (log)
       snprintf(log, strlen(why) + 64, "error: the module cannot be lowered: %s\n",
                *why ? why : "(no reason given)");
     cldm_log(CLDM_LOG_ERROR, "clBuildProgram: %s", log ? log : why);
-    free(module);
-    cldm_spirv_report_free(&report);
-    cldm_clc_result_release(&out);
     return cldm_build_fail(c, log,
                            err == CL_OUT_OF_HOST_MEMORY ? err
                            : c->compile                 ? CL_COMPILE_PROGRAM_FAILURE
@@ -336,11 +372,10 @@ static cl_int cldm_build_source(cldm_build_call *c) {
   }
   if (cldm_build_has_option(c->options, "-cl-kernel-arg-info")) {
     cldm_arg_table args;
-    if (cldm_clc_arg_table(&out, &args) == 0)
+    if (cldm_clc_arg_table(&job->out, &args) == 0)
       cldm_program_set_args(target, &args);
   }
-  char *warnings = out.log && *out.log ? strdup(out.log) : NULL;
-  cldm_clc_result_release(&out);
+  char *warnings = job->out.log && *job->out.log ? strdup(job->out.log) : NULL;
   char *opts = cldm_build_binary_options(c->options);
   if (!opts)
     err = CL_OUT_OF_HOST_MEMORY;
@@ -350,7 +385,8 @@ static cl_int cldm_build_source(cldm_build_call *c) {
   else
     err = clBuildProgram_wrap(target, c->num_devices, c->devices, opts, NULL, NULL);
   free(opts);
-  cldm_build_set_outcome(c, 0, target, warnings, module, module_size, &report);
+  cldm_build_set_outcome(c, 0, target, warnings, job->module, job->module_size, &job->report);
+  job->module = NULL; /* taken over */
   cldm_log(CLDM_LOG_INFO, "program %p: built from its compiled module as program %p (%d)",
            (void *)c->program, (void *)target, err);
   if (c->pfn_notify)
@@ -358,11 +394,42 @@ static cl_int cldm_build_source(cldm_build_call *c) {
   return err;
 }
 
+/* clBuildProgram / clCompileProgram of a source program the layer keeps (see the top): the
+ * steps above, then the one outcome that applies. */
+static cl_int cldm_build_source(const cldm_build_call *c) {
+  cldm_build_job job;
+  memset(&job, 0, sizeof(job));
+  job.call = c;
+  job.status = CLDM_CLC_E_INVALID_ARG;
+  cl_int err = cldm_build_read_record(&job);
+  if (err != CL_SUCCESS)
+    goto out;
+  cldm_build_pick_device(&job);
+  err = cldm_build_compile(&job);
+  if (err == CL_OUT_OF_HOST_MEMORY)
+    goto out;
+  if (err != CL_SUCCESS || !job.scan) { /* no compiler, or a source kept only for links */
+    if (err == CL_SUCCESS && job.status == CLDM_CLC_OK)
+      cldm_build_inspect(&job);
+    err = cldm_build_by_driver(&job, c->options);
+  } else if (job.status != CLDM_CLC_OK)
+    err = cldm_build_not_compiled(&job);
+  else if (!cldm_build_inspect(&job)) /* the engine cannot read it: the driver judges the source */
+    err = cldm_build_by_driver(&job, c->options);
+  else if (!job.report.allocates)
+    err = cldm_build_untouched(&job);
+  else
+    err = cldm_build_target(&job);
+out:
+  cldm_build_job_free(&job);
+  return err;
+}
+
 /* 1 if `program` is a source program the layer keeps. */
 static int cldm_build_is_source(cl_program program) {
-  cldm_source_lock();
-  int is = cldm_source_find(program) != NULL;
-  cldm_source_unlock();
+  cldm_program_lock();
+  int is = cldm_program_find_source(program) != NULL;
+  cldm_program_unlock();
   return is;
 }
 
@@ -438,10 +505,10 @@ cl_int CL_API_CALL clCompileProgram_wrap(cl_program program, cl_uint num_devices
 static int cldm_build_source_info(cl_program program, cl_device_id device,
                                   cl_program_build_info name, size_t size, void *value,
                                   size_t *size_ret, cl_int *err) {
-  cldm_source_lock();
-  cldm_source *s = cldm_source_find(program);
+  cldm_program_lock();
+  cldm_program_source *s = cldm_program_find_source(program);
   if (!s || !s->options) { /* not kept, or not built through the layer yet */
-    cldm_source_unlock();
+    cldm_program_unlock();
     return 0;
   }
   int answered = 1;
@@ -459,12 +526,12 @@ static int cldm_build_source_info(cl_program program, cl_device_id device,
   else
     answered = 0; /* the target's answer, if there is a target; else the driver's */
   if (answered || !target) {
-    cldm_source_unlock();
+    cldm_program_unlock();
     return answered;
   }
   char *warnings = name == CL_PROGRAM_BUILD_LOG && s->log ? strdup(s->log) : NULL;
   cldm_next->clRetainProgram(target);
-  cldm_source_unlock();
+  cldm_program_unlock();
   if (!warnings) {
     *err = clGetProgramBuildInfo_wrap(target, device, name, size, value, size_ret);
   } else { /* the compiler's warnings, then the driver's log of the target */

@@ -255,3 +255,36 @@ cldm_device_route cldm_device_platform_route(cl_platform_id platform) {
   free(devs);
   return route;
 }
+
+/* Contexts hold devices of one platform, so of one route; without a served device the layer
+ * stays out of the way. */
+cldm_device_route cldm_device_context_route(cl_context context, unsigned *features) {
+  void *devs = NULL;
+  size_t size = 0;
+  if (!CLDM_NEXT_HAS(clGetContextInfo) ||
+      cldm_info_fetch(cldm_info_context_query, context, CL_CONTEXT_DEVICES, &devs, &size) !=
+          CL_SUCCESS)
+    return CLDM_ROUTE_NONE;
+  cldm_device_route route = CLDM_ROUTE_NONE;
+  unsigned all = ~0u;
+  for (size_t i = 0; i < size / sizeof(cl_device_id); i++) {
+    cldm_device_state st;
+    if (cldm_device_snapshot(((cl_device_id *)devs)[i], &st) == CL_SUCCESS && st.supported) {
+      all &= st.features;
+      if (route == CLDM_ROUTE_NONE || st.route == CLDM_ROUTE_PTX)
+        route = st.route;
+    }
+  }
+  free(devs);
+  *features = route != CLDM_ROUTE_NONE ? all : 0;
+  return route;
+}
+
+void cldm_device_compute_capabilities(cl_uint n, const cl_device_id *devices, unsigned *cc) {
+  for (cl_uint i = 0; i < n; i++) {
+    cldm_device_state st;
+    cc[i] = cldm_device_snapshot(devices[i], &st) == CL_SUCCESS && st.route == CLDM_ROUTE_PTX
+                ? st.cc_major * 100u + st.cc_minor
+                : 0;
+  }
+}

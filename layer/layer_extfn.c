@@ -27,7 +27,7 @@ static void *cldm_extfn_find(const char *name) {
   for (size_t i = 0; i < sizeof(cldm_extfns) / sizeof(cldm_extfns[0]); i++)
     if (!strcmp(cldm_extfns[i].name, name))
       return cldm_extfns[i].fn;
-  return cldm_program_extfn(name);
+  return cldm_il_extfn(name);
 }
 
 void *CL_API_CALL clGetExtensionFunctionAddressForPlatform_wrap(cl_platform_id platform,

@@ -44,14 +44,15 @@ static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   d->clGetExtensionFunctionAddress = clGetExtensionFunctionAddress_wrap;
   d->clGetExtensionFunctionAddressForPlatform = clGetExtensionFunctionAddressForPlatform_wrap;
   /* layer_program.c */
+  d->clRetainProgram = clRetainProgram_wrap;
+  d->clReleaseProgram = clReleaseProgram_wrap;
+  /* layer_il.c */
   d->clCreateProgramWithIL = clCreateProgramWithIL_wrap;
   /* layer_binary.c */
   d->clCreateProgramWithBinary = clCreateProgramWithBinary_wrap;
   /* layer_source.c */
   d->clCreateProgramWithSource = clCreateProgramWithSource_wrap;
   d->clGetProgramInfo = clGetProgramInfo_wrap;
-  d->clRetainProgram = clRetainProgram_wrap;
-  d->clReleaseProgram = clReleaseProgram_wrap;
   /* layer_build.c */
   d->clBuildProgram = clBuildProgram_wrap;
   d->clCompileProgram = clCompileProgram_wrap;

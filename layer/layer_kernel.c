@@ -42,7 +42,7 @@ static int cldm_kernel_apps; /* entries with `app`; read without the lock on the
 /* Gives back what a kernel's entry held (after the entry went). */
 static void cldm_kernel_let_go(cl_program held, cl_program app) {
   if (app) {
-    cldm_source_kernel_attached(app, -1);
+    cldm_program_kernel_attached(app, -1);
     clReleaseProgram_wrap(app);
   }
   if (held)
@@ -60,7 +60,7 @@ static void cldm_kernel_watch(cl_kernel kernel, cl_program from, cl_program app)
     return;
   if (app) {
     clRetainProgram_wrap(app);
-    cldm_source_kernel_attached(app, 1);
+    cldm_program_kernel_attached(app, 1);
   }
   cldm_kernel_handles *e = malloc(sizeof(*e));
   pthread_mutex_lock(&cldm_kernel_handles_map.lock);
@@ -181,7 +181,7 @@ cldm_kernel *cldm_kernel_find(cl_kernel kernel) {
 
 cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
                                           cl_int *errcode_ret) {
-  cl_program target = cldm_source_target(program);
+  cl_program target = cldm_program_target(program);
   cl_kernel kernel = cldm_next->clCreateKernel(target ? target : program, name, errcode_ret);
   cldm_kernel_track(kernel, target ? target : program);
   cldm_kernel_watch(kernel, target ? target : program, target ? program : NULL);
@@ -193,7 +193,7 @@ cl_kernel CL_API_CALL clCreateKernel_wrap(cl_program program, const char *name,
 cl_int CL_API_CALL clCreateKernelsInProgram_wrap(cl_program program, cl_uint num_kernels,
                                                  cl_kernel *kernels, cl_uint *num_ret) {
   cl_uint n = 0;
-  cl_program target = cldm_source_target(program);
+  cl_program target = cldm_program_target(program);
   cl_program from = target ? target : program;
   cl_int err = cldm_next->clCreateKernelsInProgram(from, num_kernels, kernels, &n);
   if (err == CL_SUCCESS && kernels)

@@ -62,20 +62,16 @@ static int cldm_link_source_imports(cl_program program, char ***names, size_t *n
 static int cldm_link_imports(cl_program program, char ***names, size_t *n) {
   *names = NULL;
   *n = 0;
-  cldm_source_lock();
-  const cldm_source *s = cldm_source_find(program);
-  int err = s && s->module
-                ? cldm_program_names_append(names, n, s->report.imports, s->report.num_imports)
-                : 0;
-  int from_source = s && s->module;
-  cldm_source_unlock();
-  if (from_source || err)
-    return err;
   cldm_program_lock();
   const cldm_program *p = cldm_program_find(program);
-  err = p ? cldm_program_names_append(names, n, p->report.imports, p->report.num_imports) : 0;
+  /* a source program's record knows the imports only if the layer compiled it */
+  const cldm_spirv_report *known = !p                               ? NULL
+                                   : p->kind != CLDM_PROGRAM_SOURCE ? &p->report
+                                   : p->source.module               ? &p->source.report
+                                                                    : NULL;
+  int err = known ? cldm_program_names_append(names, n, known->imports, known->num_imports) : 0;
   cldm_program_unlock();
-  if (p || err)
+  if (known || err)
     return err;
   void *il = NULL;
   size_t size = 0;
@@ -139,13 +135,13 @@ static int cldm_link_conflict(cl_uint num_inputs, const cl_program *inputs, char
 
 /* The record of a linked program: the kernels and allocating exports of its tracked inputs. */
 static cldm_program *cldm_link_record(cl_uint num_inputs, const cl_program *inputs, int *tracked) {
-  cldm_program *merged = calloc(1, sizeof(*merged));
+  cldm_program *merged = cldm_program_new(CLDM_PROGRAM_LINKED);
   int ok = merged != NULL;
   *tracked = 0;
   cldm_program_lock();
   for (cl_uint i = 0; ok && i < num_inputs; i++) {
     const cldm_program *p = cldm_program_find(inputs[i]);
-    if (!p)
+    if (!p || p->kind == CLDM_PROGRAM_SOURCE) /* a source program without a target */
       continue;
     (*tracked)++;
     ok = cldm_spirv_report_append(&merged->report, &p->report, NULL) == CLDM_SPIRV_OK &&
@@ -177,26 +173,23 @@ static cl_int cldm_link_ptx_module(cl_program input, void **module, size_t *size
   cl_int err = CL_INVALID_OPERATION;
   cldm_program_lock();
   const cldm_program *p = cldm_program_find(input);
-  if (p && p->ptx && p->module && (!p->build_log || p->link_only)) {
-    err = (*module = malloc(p->module_size)) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  const void *from = NULL;
+  size_t from_size = 0;
+  if (p && p->kind == CLDM_PROGRAM_SOURCE && p->source.module && !p->source.target) {
+    from = p->source.module;
+    from_size = p->source.module_size;
+  } else if (p && p->ptx && p->module && (!p->build_log || p->link_only)) {
+    from = p->module;
+    from_size = p->module_size;
+  }
+  if (from) {
+    err = (*module = malloc(from_size)) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
     if (*module) {
-      memcpy(*module, p->module, p->module_size);
-      *size = p->module_size;
+      memcpy(*module, from, from_size);
+      *size = from_size;
     }
   }
   cldm_program_unlock();
-  if (p)
-    return err;
-  cldm_source_lock();
-  const cldm_source *s = cldm_source_find(input);
-  if (s && s->module && !s->target) {
-    err = (*module = malloc(s->module_size)) ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
-    if (*module) {
-      memcpy(*module, s->module, s->module_size);
-      *size = s->module_size;
-    }
-  }
-  cldm_source_unlock();
   return err;
 }
 
@@ -215,6 +208,7 @@ static cl_program cldm_link_ptx(cl_context context, cl_uint num_devices,
   size_t *sizes = calloc(num_inputs, sizeof(*sizes));
   void *devs = NULL;
   size_t devs_size = 0;
+  unsigned *cc = NULL;
   if (!modules || !sizes) {
     err = CL_OUT_OF_HOST_MEMORY;
     goto out;
@@ -234,10 +228,15 @@ static cl_program cldm_link_ptx(cl_context context, cl_uint num_devices,
     device_list = devs;
     num_devices = (cl_uint)(devs_size / sizeof(cl_device_id));
   }
+  if (!(cc = calloc(num_devices ? num_devices : 1, sizeof(*cc)))) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto out;
+  }
+  cldm_device_compute_capabilities(num_devices, device_list, cc);
   merged->ptx = 1;
-  program = cldm_ptx_program_create(context, num_devices, device_list, (const void *const *)modules,
-                                    sizes, num_inputs, options, &merged->report, &merged->build_log,
-                                    &err);
+  program = cldm_ptx_program_create(context, num_devices, device_list, cc,
+                                    (const void *const *)modules, sizes, num_inputs, options,
+                                    &merged->report, &merged->build_log, &err);
   if (!program)
     goto out;
   if (merged->build_log) {
@@ -265,6 +264,7 @@ out:
   free(modules);
   free(sizes);
   free(devs);
+  free(cc);
   cldm_program_free(merged);
   if (errcode_ret)
     *errcode_ret = err;
@@ -276,7 +276,7 @@ out:
 static cl_program *cldm_link_inputs(cl_uint num_inputs, const cl_program *inputs) {
   cl_program *mapped = calloc(num_inputs ? num_inputs : 1, sizeof(*mapped));
   for (cl_uint i = 0; mapped && i < num_inputs; i++) {
-    cl_program target = cldm_source_target(inputs[i]);
+    cl_program target = cldm_program_target(inputs[i]);
     mapped[i] = target ? target : inputs[i];
   }
   return mapped;

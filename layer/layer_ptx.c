@@ -145,8 +145,9 @@ static void cldm_ptx_log_append(char **log, cl_uint device_index, const char *te
 }
 
 cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
-                                   const cl_device_id *devices, const void *const *modules,
-                                   const size_t *sizes, size_t num_modules, const char *options,
+                                   const cl_device_id *devices, const unsigned *cc,
+                                   const void *const *modules, const size_t *sizes,
+                                   size_t num_modules, const char *options,
                                    const cldm_spirv_report *kernels, char **build_log,
                                    cl_int *errcode_ret) {
   cl_int err = CL_SUCCESS;
@@ -155,9 +156,8 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
   char *marker = cldm_ptx_marker(kernels);
   char **ptx = calloc(num_devices ? num_devices : 1, sizeof(*ptx));
   size_t *lengths = calloc(num_devices ? num_devices : 1, sizeof(*lengths));
-  unsigned *cc = calloc(num_devices ? num_devices : 1, sizeof(*cc));
   const unsigned char **bins = calloc(num_devices ? num_devices : 1, sizeof(*bins));
-  if (!ptx || !lengths || !cc || !bins || !num_devices || !marker) {
+  if (!ptx || !lengths || !bins || !num_devices || !marker) {
     err = num_devices ? CL_OUT_OF_HOST_MEMORY : CL_INVALID_DEVICE;
     goto out;
   }
@@ -167,12 +167,10 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
   }
   int failed = num_modules == 0;
   for (cl_uint i = 0; i < num_devices && num_modules; i++) {
-    cldm_device_state st;
-    if (cldm_device_snapshot(devices[i], &st) != CL_SUCCESS || st.route != CLDM_ROUTE_PTX) {
+    if (!cc[i]) { /* not a device of the PTX route */
       err = CL_INVALID_DEVICE;
       goto out;
     }
-    cc[i] = st.cc_major * 100u + st.cc_minor;
     for (cl_uint j = 0; j < i && !ptx[i]; j++) /* one translation per compute capability */
       if (cc[j] == cc[i] && ptx[j]) {
         ptx[i] = ptx[j];
@@ -180,7 +178,7 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
       }
     if (ptx[i])
       continue;
-    cldm_ptx_target target = {st.cc_major, st.cc_minor, options};
+    cldm_ptx_target target = {cc[i] / 100, cc[i] % 100, options};
     char *text = NULL, *log = NULL;
     size_t text_size = 0;
     cldm_ptx_status s =
@@ -235,7 +233,6 @@ out:
   free(marker);
   free(ptx);
   free(lengths);
-  free(cc);
   free(bins);
   if (!program) {
     free(*build_log);

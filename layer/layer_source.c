@@ -1,6 +1,6 @@
 /*
  * layer_source.c — programs created from OpenCL C source (spec 1.5.1, 3.5): which sources the layer
- * looks at, their records, and the queries on them.
+ * looks at, their records (CLDM_PROGRAM_SOURCE, layer_program.c), and the queries on them.
  *
  * clCreateProgramWithSource always creates the driver's source program from exactly the
  * application's strings; that handle is what the application gets, so CL_PROGRAM_SOURCE,
@@ -18,15 +18,12 @@
  *   kernels (layer_kernel.c)                                           -> made from the target
  *   build status, log, binary type (layer_build.c)                     -> the target's
  * The record goes with its last holder (the application's handles and the kernels that hold
- * the program, counted by the layer: cldm_source.holders), and releases the target with it.
+ * the program, counted by the layer: cldm_program.holders), and releases the target with it.
  */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cldm_layer.h"
-
-static cldm_map cldm_sources = CLDM_MAP_INIT;
 
 /* ---- the scan ---------------------------------------------------------------------------- */
 
@@ -101,53 +98,20 @@ unsigned cldm_source_scan(const char *text, size_t n) {
 
 /* ---- records ----------------------------------------------------------------------------- */
 
-static void cldm_source_free(cldm_source *s) {
-  if (!s)
-    return;
-  free(s->text);
-  free(s->log);
-  free(s->options);
-  free(s->module);
-  cldm_spirv_report_free(&s->report);
-  free(s);
-}
-
-void cldm_source_lock(void) { pthread_mutex_lock(&cldm_sources.lock); }
-void cldm_source_unlock(void) { pthread_mutex_unlock(&cldm_sources.lock); }
-cldm_source *cldm_source_find(cl_program program) { return cldm_map_get(&cldm_sources, program); }
-
-cl_program cldm_source_target(cl_program program) {
-  cldm_source_lock();
-  cldm_source *s = cldm_map_get(&cldm_sources, program);
-  cl_program target = s ? s->target : NULL;
-  if (target)
-    cldm_next->clRetainProgram(target);
-  cldm_source_unlock();
-  return target;
-}
-
-void cldm_source_kernel_attached(cl_program program, int delta) {
-  cldm_source_lock();
-  cldm_source *s = cldm_map_get(&cldm_sources, program);
-  if (s && (delta > 0 || s->kernels > 0))
-    s->kernels += (unsigned)delta;
-  cldm_source_unlock();
-}
-
 char *cldm_source_diagnostic_text(cl_program program) {
   const cldm_clc_api *api = cldm_clc();
   size_t hn = 0;
   const char *header = api ? api->header(&hn) : NULL;
   static const char line[] = "\n#line 1\n";
   char *text = NULL;
-  cldm_source_lock();
-  cldm_source *s = cldm_map_get(&cldm_sources, program);
+  cldm_program_lock();
+  const cldm_program_source *s = cldm_program_find_source(program);
   if (s && header && (text = malloc(hn + sizeof(line) + s->length)) != NULL) {
     memcpy(text, header, hn);
     memcpy(text + hn, line, sizeof(line) - 1);
     memcpy(text + hn + sizeof(line) - 1, s->text, s->length + 1);
   }
-  cldm_source_unlock();
+  cldm_program_unlock();
   return text;
 }
 
@@ -185,7 +149,7 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
   if (!program)
     return NULL;
   unsigned features;
-  cldm_device_route route = cldm_program_context_route(context, &features);
+  cldm_device_route route = cldm_device_context_route(context, &features);
   size_t n = 0;
   char *text = route != CLDM_ROUTE_NONE ? cldm_source_join(count, strings, lengths, &n) : NULL;
   unsigned bits = text ? cldm_source_scan(text, n) : 0;
@@ -195,32 +159,25 @@ cl_program CL_API_CALL clCreateProgramWithSource_wrap(cl_context context, cl_uin
     free(text);
     return program; /* never looked at again */
   }
-  cldm_source *s = calloc(1, sizeof(*s));
-  if (!s) {
+  cldm_program *rec = cldm_program_new(CLDM_PROGRAM_SOURCE);
+  if (!rec) {
     free(text);
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking program %p", (void *)program);
     return program;
   }
+  cldm_program_source *s = &rec->source;
   s->text = text;
   s->length = n;
   s->scan = bits;
   s->context = context;
   s->route = route;
-  s->holders = 1ul; /* the application's handle */
-  cldm_source_lock();
-  cldm_source *old = cldm_map_remove(&cldm_sources, program); /* a recycled handle */
-  if (cldm_map_put(&cldm_sources, program, s) != 0) {
-    cldm_log(CLDM_LOG_ERROR, "out of host memory tracking program %p", (void *)program);
-    cldm_source_free(s);
-  }
-  cldm_source_unlock();
-  cldm_source_free(old);
+  cldm_program_register(program, rec); /* one holder: the application's handle */
   cldm_log(CLDM_LOG_DEBUG, "program %p: source of %zu bytes may use the extension (scan %#x)",
            (void *)program, n, bits);
   return program;
 }
 
-/* ---- queries, release ---------------------------------------------------------------------- */
+/* ---- queries ----------------------------------------------------------------------------- */
 
 /* 1 for the program queries that concern the built program, which a target answers. */
 static int cldm_source_target_query(cl_program_info name) {
@@ -242,7 +199,7 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
   cl_int err;
   if (name == CL_PROGRAM_IL && cldm_program_il_info(program, size, value, size_ret, &err))
     return err;
-  cl_program target = cldm_source_target_query(name) ? cldm_source_target(program) : NULL;
+  cl_program target = cldm_source_target_query(name) ? cldm_program_target(program) : NULL;
   if (target) {
     err = clGetProgramInfo_wrap(target, name, size, value, size_ret);
     cldm_next->clReleaseProgram(target);
@@ -251,31 +208,5 @@ cl_int CL_API_CALL clGetProgramInfo_wrap(cl_program program, cl_program_info nam
   err = cldm_next->clGetProgramInfo(program, name, size, value, size_ret);
   if (err == CL_SUCCESS && name == CL_PROGRAM_BINARIES && value && cldm_program_tracked(program))
     cldm_binary_remember(program, size / sizeof(unsigned char *), (unsigned char *const *)value);
-  return err;
-}
-
-long cldm_source_hold(cl_program program, int delta) {
-  void *v;
-  long now = cldm_map_hold(&cldm_sources, program, offsetof(cldm_source, holders), delta, &v);
-  cldm_source *gone = v;
-  /* the last holder: the target goes first, so that the release of the program itself may free
-   * the heaps */
-  if (gone && gone->target)
-    clReleaseProgram_wrap(gone->target);
-  cldm_source_free(gone);
-  return now;
-}
-
-cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program) {
-  /* the records go before the driver's release: until it, no new program has this handle (a
-   * program's record, or a source's: cldm_program_hold) */
-  cldm_program_hold(program, -1);
-  return cldm_lifetime_release(CLDM_OBJECT_PROGRAM, program);
-}
-
-cl_int CL_API_CALL clRetainProgram_wrap(cl_program program) {
-  cl_int err = cldm_next->clRetainProgram(program);
-  if (err == CL_SUCCESS)
-    cldm_program_hold(program, 1);
   return err;
 }

@@ -1,8 +1,9 @@
 /*
- * test_layer_program.c — layer_program.c on the stub ICD, under both loaders (spec 1.5): on a
- * device without SPIR-V the layer passes even an allocating module down byte-identical; on a
- * SPIR-V device the driver receives the lowered module (no trace of malloc imports or the
- * SPV_EXT_device_malloc set) while CL_PROGRAM_IL still returns the application's bytes.
+ * test_layer_program.c — programs from IL (layer_il.c) and their records (layer_program.c) on
+ * the stub ICD, under both loaders (spec 1.5): on a device without SPIR-V the layer passes even
+ * an allocating module down byte-identical; on a SPIR-V device the driver receives the lowered
+ * module (no trace of malloc imports or the SPV_EXT_device_malloc set) while CL_PROGRAM_IL
+ * still returns the application's bytes.
  * argv[1]: an allocating module (Import-linkage form); argv[2]: a non-allocating one.
  */
 #include <setjmp.h>

@@ -184,44 +184,6 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Word position of the memory-semantics operand(s) of an atomic instruction, 0 if none (its
- * pointer is always two words before the first: pointer, scope, semantics). */
-void cldm_ptx_atomic_semantics(uint32_t op, unsigned *first, unsigned *second) {
-  *first = *second = 0;
-  switch (op) {
-  case SpvOpAtomicLoad:
-  case SpvOpAtomicExchange:
-  case SpvOpAtomicIIncrement:
-  case SpvOpAtomicIDecrement:
-  case SpvOpAtomicIAdd:
-  case SpvOpAtomicISub:
-  case SpvOpAtomicSMin:
-  case SpvOpAtomicUMin:
-  case SpvOpAtomicSMax:
-  case SpvOpAtomicUMax:
-  case SpvOpAtomicAnd:
-  case SpvOpAtomicOr:
-  case SpvOpAtomicXor:
-  case SpvOpAtomicFlagTestAndSet:
-  case SpvOpAtomicFMinEXT:
-  case SpvOpAtomicFMaxEXT:
-  case SpvOpAtomicFAddEXT:
-    *first = 5; /* result type, result, pointer, scope, semantics */
-    break;
-  case SpvOpAtomicStore:
-  case SpvOpAtomicFlagClear:
-    *first = 3; /* pointer, scope, semantics */
-    break;
-  case SpvOpAtomicCompareExchange:
-  case SpvOpAtomicCompareExchangeWeak:
-    *first = 5;  /* equal */
-    *second = 6; /* unequal */
-    break;
-  default:
-    break;
-  }
-}
-
 static const char *atomic_name(uint32_t op) {
   static const char *const names[] = {"OpAtomicLoad",
                                       "OpAtomicStore",

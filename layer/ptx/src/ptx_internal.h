@@ -65,8 +65,8 @@ struct cldm_spirv_module; /* the engine's parsed module (layer/spirv/src/interna
 /* Checks that every id operand names the kind of thing its position needs (see the file). The
  * module must have passed the engine's operand check. */
 cldm_ptx_status cldm_ptx_validate_ids(const struct cldm_spirv_module *m, cldm_ptx_log *log);
-/* Word positions of an atomic instruction's memory-semantics operands (0: none), ptx_check.c;
- * its pointer operand is two words before the first. */
+/* Word positions of an atomic instruction's memory-semantics operands (0: none); its pointer
+ * operand is two words before the first. ptx_check.c uses it too. */
 void cldm_ptx_atomic_semantics(uint32_t op, unsigned *first, unsigned *second);
 
 /* ---- ptx_spirv_fix.c ------------------------------------------------------------------ */

@@ -61,6 +61,44 @@ static int label_position(uint32_t op, uint32_t pos) {
   }
 }
 
+/* Word position of the memory-semantics operand(s) of an atomic instruction, 0 if none (its
+ * pointer is always two words before the first: pointer, scope, semantics). */
+void cldm_ptx_atomic_semantics(uint32_t op, unsigned *first, unsigned *second) {
+  *first = *second = 0;
+  switch (op) {
+  case SpvOpAtomicLoad:
+  case SpvOpAtomicExchange:
+  case SpvOpAtomicIIncrement:
+  case SpvOpAtomicIDecrement:
+  case SpvOpAtomicIAdd:
+  case SpvOpAtomicISub:
+  case SpvOpAtomicSMin:
+  case SpvOpAtomicUMin:
+  case SpvOpAtomicSMax:
+  case SpvOpAtomicUMax:
+  case SpvOpAtomicAnd:
+  case SpvOpAtomicOr:
+  case SpvOpAtomicXor:
+  case SpvOpAtomicFlagTestAndSet:
+  case SpvOpAtomicFMinEXT:
+  case SpvOpAtomicFMaxEXT:
+  case SpvOpAtomicFAddEXT:
+    *first = 5; /* result type, result, pointer, scope, semantics */
+    break;
+  case SpvOpAtomicStore:
+  case SpvOpAtomicFlagClear:
+    *first = 3; /* pointer, scope, semantics */
+    break;
+  case SpvOpAtomicCompareExchange:
+  case SpvOpAtomicCompareExchangeWeak:
+    *first = 5;  /* equal */
+    *second = 6; /* unequal */
+    break;
+  default:
+    break;
+  }
+}
+
 /* 1 if operand word `pos` of instruction `op` is an address (SPIR-V 1.6 unified spec, 3.42:
  * the "Pointer" operands of memory, atomic and conversion instructions). */
 static int pointer_position(uint32_t op, uint32_t pos) {
