@@ -88,6 +88,7 @@
  * through cldm_check.clh: guard bytes, freed marks and the event log; without it (default 0)
  * none of that code is compiled.
  */
+#include "cldm_config.clh"
 #include "cldm_heap_layout.h"
 
 #include "cldm_atomic.clh"
@@ -240,9 +241,6 @@ static inline void cldm_copy(global void *dst, const global void *src, size_t by
 
 /* ---- checked mode: the hooks (cldm_check.clh) ------------------------------------------- */
 
-#ifndef CLDM_CHECKED
-#define CLDM_CHECKED 0
-#endif
 #if CLDM_CHECKED
 #include "cldm_check.clh"
 #define CLDM_ALLOC(h, size, align, units) cldm_check_alloc(h, size, align, units)
