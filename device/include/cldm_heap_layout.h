@@ -3,7 +3,7 @@
  * the host helpers (C, device/host/). Included by both languages: only fixed-width fields,
  * explicit padding, and `static inline` arithmetic that both compilers accept.
  *
- * The layout (diagram and algorithm) is described at the top of device/cl/cldm_alloc.cl.
+ * The layout (diagram), the algorithm and the terms are described in docs/allocator.md.
  * Everything here is in bytes unless the name says otherwise (_units = 16-byte granules,
  * _words = 32-bit words, _pages = CLDM_PAGE_BYTES pages).
  *

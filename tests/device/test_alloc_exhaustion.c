@@ -846,11 +846,11 @@ static void test_pool_home(void **state) {
 
 /* The pool keeps free pairs whole (cldm_pool_fitting, cldm_pool_span.clh). On a 1 GiB heap slabs of
  * 16 B take 1 page, of 576 B - 1 KiB 2, of 1152 B - 2 KiB 4. With every page taken but a pair at
- * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B
- * must take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the
- * bottom and a free pair above it, a slab of 1 KiB must take the pair and leave the 4 pages to a
- * slab of 2 KiB. A span taken from the word's lowest block with room alone (without
- * cldm_pool_fitting) breaks the larger group, and the larger request gets NULL (no other such group is free, no
+ * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B must
+ * take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the bottom
+ * and a free pair above it, a slab of 1 KiB must take the pair and leave the 4 pages to a slab
+ * of 2 KiB. A span taken from the word's lowest block with room alone (without cldm_pool_fitting)
+ * breaks the larger group, and the larger request gets NULL (no other such group is free, no
  * larger class has a slab). */
 static void test_pool_keeps_pairs(void **state) {
   (void)state;
