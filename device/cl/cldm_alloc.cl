@@ -5,89 +5,28 @@
  * cldm_realloc(heap, ptr, size) and cldm_aligned_alloc(heap, align, size), and (CLDM_NV) as
  * LLVM bitcode for NVPTX that exports the same functions as cldm_target_* for the PTX route.
  * The heap is one global buffer passed by the caller; the module has no kernels and no
- * program-scope variables. Host side: device/include/cldm_device.h; layout: cldm_heap_layout.h.
+ * program-scope variables. Host side: device/include/cldm_device.h.
  *
- * HEAP LAYOUT (offsets from the heap base; every metadata word is an offset, an index or a
- * count, never a pointer, so the heap works wherever the buffer is mapped):
- *
- *   0          +--------------------------------------------------------------+
- *              | header, 256 B: magic, layout version, geometry (offsets      |  \
- *              | below), counters on their own 64-byte lines: pages held and  |   |
- *              | their peak, failed allocations, invalid frees                |   |
- *   256        +--------------------------------------------------------------+   |
- *              | W    u64[num_shards][80]  per (shard, class): current slab   |   | image:
- *              |      page:32 | tickets:32; word 79 of a row: pool cursor;    |   | written by
- *              |      words 72-75: the pool's summary (a bit per pool word:   |   |
- *              |      seen full), 0 in the image                              |   |
- *              |      u64[80] class row: per class, its shard level           |   |
- *              +--------------------------------------------------------------+   | the host to
- *              | descs u32[num_pages]  kind:8|watch:1|count:23                |   | create or
- *              +--------------------------------------------------------------+   | reset (W:
- *              | pool  u32[ceil(num_pages/32)]  bit set = page taken (truth)  |   | no page;
- *              +--------------------------------------------------------------+   | the rest
- *              | room index: u32[16] a bit per class, then per class a row:   |   | zero)
- *              | its summary, u32[pool words] a bit per slab head with room   |   |
- *              +--------------------------------------------------------------+   |
- *              | slot bitmaps u32[num_pages][128]  4096 bits per page, clear  |   |
- *              | while the page is free                                       |  /
- *   pages_off  +--------------------------------------------------------------+
- *              | pad: up to the next 64 KiB-aligned device address (< 64 KiB) |  (slack)
- *   page 0     +--------------------------------------------------------------+  64 KiB-aligned
- *              | page 0 | page 1 | ...                     | page num_pages-1 |  64 KiB each,
- *              +--------------------------------------------------------------+  no init
- *
- *   The pad depends on where the buffer lies, so each call computes it (cldm_heap_open); the
- *   buffer holds 64 KiB - 64 bytes of slack for it (cldm_heap_layout.h). Pages aligned to their
- *   size in device address make every slot of a class aligned to the largest power of two
- *   dividing the class's size: aligned_alloc(a, s) takes the smallest class that holds s and is
- *   a multiple of a (a <= 32 KiB), or whole pages (a = 64 KiB, or s > 32 KiB), never padding.
- *
- *   a slab of class c: k = 1, 2, 4 or 8 aligned pages (cldm_class_span_pages),
- *                      | slot 0 | slot 1 | ... | slot n-1 | (tail < one slot) |
- *                      n = min(k * 65536 / bytes(c), 4096); slot i = bit i of the head's bitmap
- *   a run of k pages:  | head (LARGE_HEAD) | tail (LARGE_TAIL) | ... |
- *                      bitmap words 0, 1 of the head: k, pointer offset / 16
- *
- * ALGORITHM
- * - Sizes up to 32 KiB are rounded to one of 72 classes (16-byte steps to 128 B, then eight
- *   steps per power of two). A class allocates from slabs; each shard (a row of W, chosen per
- *   call: by SM and warp on NVIDIA, the CPU thread elsewhere; a class spreads over more shards
- *   when many calls wait on a used-up slab) has a current slab per class from which
- *   calls draw tickets with one fetch-and-add: ticket t is slot t (cldm_slab.clh). Calls of a
- *   warp asking for the same class share that add and their bitmap updates (cldm_group.clh).
- *   A used-up slab is replaced by a fresh span from the pool (cldm_pool_span.clh); a slab whose
- *   last slot is freed goes back to the pool at once, so any class can take its pages. Holes
- *   left by frees in slabs that are no longer current are listed in the class's room index
- *   (cldm_room.clh): once the pool has no span, a refill takes a partly used slab from there and
- *   makes it current again (its free slots reserved at once, each ticket then a search of its
- *   bitmap). The index marks every slab with a free slot (exact for the final path, which
- *   searches it once more while counting what changes meanwhile): NULL means full (spec 2.1),
- *   after a free slot of a larger class (up to twice the size) was looked for in their indexes
- *   (cldm_slab_borrow).
- * - Larger requests take runs of whole pages from the pool (cldm_large.clh, cldm_pool_run.clh).
- * - Lock-free without forward-progress assumptions: every loop either makes progress itself or
- *   retries because another work-item's atomic succeeded; nothing waits for a state another
- *   work-item must produce (pocl runs the work-items of a work-group one after another in one
- *   thread; GPU lanes get no independent progress). Lanes of a warp that call together wait
- *   only for each other at the same instruction (the .sync operations of PTX).
- * - Free checks the pointer (inside the pages, at a slot or run start, slot bit set / head
- *   kind) and atomically clears what marks it live; anything else is counted as an invalid
- *   free and changes nothing. Double frees lose the atomic and are counted.
- * - Statistics (cldm_stats.clh): no counter update on the fast path. Pages held and their
- *   peak are counted when spans and runs leave and return to the pool, failures and invalid
- *   frees when they happen; bytes in use and live allocations are counted by the host from the
- *   descriptors and W.
- * - Memory order (CL 2.0 variant; CL 1.2 and NVPTX use fences around atomic_*): taking a slot
- *   or pages is an acquire, freeing one a release, descriptor updates that hand slabs over
- *   acq_rel, the rest relaxed. Each atomic's order (device scope) is written at its call.
- *
- * Variants (device/CMakeLists.txt): CLDM_ATOMICS_CL20=1 uses OpenCL C 2.0 atomics with explicit
- * order and device scope; CLDM_ATOMICS_CL20=0 OpenCL C 1.2 atomics (32-bit, and 64-bit for W
- * from cl_khr_int64_base_atomics); CLDM_NV=1 the same built for NVPTX by clang, combining the
- * calls of a warp. CLDM_CHECKED=1 (the checked modules, spec 2.4) routes allocation and free
- * through cldm_check.clh: guard bytes, freed marks and the event log; without it (default 0)
- * none of that code is compiled.
+ * docs/allocator.md explains the algorithm and the heap layout and defines the words the files
+ * use (shard, W, ticket, slab, span, pool, room index, stamp, last resort, ...). In short:
+ * - LAYOUT: a 256-byte header, W (per shard and class the current slab and its tickets), a
+ *   descriptor per page, the pool (a bit per page), the room index, a slot bitmap per page, then
+ *   64 KiB pages aligned to their size in device address (cldm_heap_layout.h). Metadata holds
+ *   offsets, indexes and counts, never pointers.
+ * - SMALL SIZES (up to 32 KiB, 72 classes): a call draws a ticket from its shard's current slab
+ *   of its class with one fetch-and-add on W, and ticket t is slot t (cldm_slab.clh). A used-up
+ *   slab is replaced by a span from the pool, or a partly used slab from the room index; when
+ *   neither is left the last resort searches exactly, then borrows from a larger class, before
+ *   NULL (spec 2.1).
+ * - LARGE SIZES take runs of whole pages from the pool (cldm_large.clh).
+ * - FREE checks the pointer and clears what marks it live with one atomic; anything else is an
+ *   invalid free, counted, and changes nothing.
+ * - Lock-free without forward-progress assumptions: no work-item waits for a state another
+ *   work-item must produce.
+ * Variants and tuning constants: cldm_config.clh (CLDM_ATOMICS_CL20, CLDM_NV, CLDM_CHECKED, ...).
+ * This file: the exported functions, the class a request takes, what a freed pointer is.
  */
+#include "cldm_config.clh"
 #include "cldm_heap_layout.h"
 
 #include "cldm_atomic.clh"
@@ -240,9 +179,6 @@ static inline void cldm_copy(global void *dst, const global void *src, size_t by
 
 /* ---- checked mode: the hooks (cldm_check.clh) ------------------------------------------- */
 
-#ifndef CLDM_CHECKED
-#define CLDM_CHECKED 0
-#endif
 #if CLDM_CHECKED
 #include "cldm_check.clh"
 #define CLDM_ALLOC(h, size, align, units) cldm_check_alloc(h, size, align, units)

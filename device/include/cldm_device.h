@@ -8,7 +8,7 @@
  *   - the heap layout as far as the host needs it: its geometry (buffer, usable size, initial
  *     image, statistics span), how to write the image (creation and reset are one host write
  *     of it), how to decode statistics.
- * The heap layout itself is described at the top of device/cl/cldm_alloc.cl; the structs
+ * The heap layout itself is described in docs/allocator.md (diagram, terms); the structs
  * shared by OpenCL C and C live in device/include/cldm_heap_layout.h.
  *
  * Contract of the SPIR-V modules (what the lowering links against; spec 3.2):

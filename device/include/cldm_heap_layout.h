@@ -3,7 +3,7 @@
  * the host helpers (C, device/host/). Included by both languages: only fixed-width fields,
  * explicit padding, and `static inline` arithmetic that both compilers accept.
  *
- * The layout (diagram and algorithm) is described at the top of device/cl/cldm_alloc.cl.
+ * The layout (diagram), the algorithm and the terms are described in docs/allocator.md.
  * Everything here is in bytes unless the name says otherwise (_units = 16-byte granules,
  * _words = 32-bit words, _pages = CLDM_PAGE_BYTES pages).
  *
@@ -44,9 +44,9 @@ typedef uint64_t cldm_u64;
  * A slab is what one refill of a current slab hands out, so there the larger classes' refills
  * come up to 8 times rarer (at 4 KiB: one per 128 allocations rather than per 16, which a warp
  * of 32 callers would use up twice). Smaller heaps keep small slabs: one slab of every class
- * takes 150 pages with them, 328 with large ones, more than an 8 MiB heap has, and a heap of
- * 256 MiB filled with random sizes 16 B - 8 KiB and some runs lost blocks to partly used large
- * slabs (on the H200). */
+ * takes 150 pages with them, 328 with large ones, more than an 8 MiB heap has, and in a heap of
+ * a few hundred MiB filled with mixed sizes partly used large slabs hold blocks that no other
+ * class can use. */
 #define CLDM_NUM_CLASSES 72u
 #define CLDM_MAX_CLASS_BYTES 32768u   /* larger requests take runs of whole pages */
 #define CLDM_SLOTS_PER_PAGE_MAX 4096u /* 16-byte class: 65536 / 16 */
@@ -128,11 +128,8 @@ typedef uint64_t cldm_u64;
  * device/cl/cldm_pool.clh, cldm_pool_given) in shards: the high half of word CLDM_W_GIVES of
  * the first min(num_shards, CLDM_GIVE_SHARDS_MAX) rows (0 in the image), a give counted in the
  * shard of its pool word, so that the gives of the slabs that frees retire (2^20 frees of 4 KiB
- * blocks retire 8192 slabs) do not all update one word. On the H200 the gives' two counts (this
- * one and the held pages') were what free at 1-4 KiB cost over free at 16 B: 2^20 frees of
- * 4 KiB blocks took 0.036 ms without them, 0.055 ms with them (a probe build); sharding this one
- * left 0.054 ms (bench/results/2026-12-03-nvidia-h200-free): what remains is its release
- * ordering and the held pages' single count, which the exact peak needs. */
+ * blocks retire 8192 slabs) do not all update one word. (The held pages' count, which the
+ * exact peak needs, stays one word.) */
 #define CLDM_W_GIVES 76u
 #define CLDM_GIVE_SHARDS_MAX 32u
 /* Words CLDM_W_POOL_FULL .. + 3 of the shard rows (0 in the image) hold the pool's summary, 8
@@ -155,18 +152,13 @@ typedef uint64_t cldm_u64;
  * allocations only until the pool runs dry: then the final path ends the epochs of the other
  * classes' current slabs (cldm_slab_flush), so the limit trades that path's work against
  * contention: each shard's current slab is one word that all its callers add to, and a class
- * with few shards makes 10^5 work-items queue on few words and refill them one after another
- * (measured on the H200: 2^20 allocations of 16 B took 6.2 ms with 2 shards, 0.28 ms with 64,
- * 0.13 ms with 256). */
+ * with few shards makes 10^5 work-items queue on few words and refill them one after another. */
 #define CLDM_CLASS_HOARD_DIV 16u
 /* Shards a class uses before any contention (cldm_class_used): as many as hold 1/256 of the
- * pages, which costs little even with every class in use (72/256 of the heap at most). 1/2048
- * (8 rows for a 1-page class of a 1 GiB heap) let the suite's mixed fill get its first NULL at
- * 99 % in use instead of 95 % on an H100, but made 2^20 mallocs of 16 B - 4 KiB on a fresh heap
- * take 0.570 ms instead of 0.307 (bench/results/2026-12-05-nvidia-h100-freed). */
-#ifndef CLDM_CLASS_FLOOR_DIV /* (overridable for the device's A/B builds; the host never uses it) */
+ * pages, which costs little even with every class in use (72/256 of the heap at most). Fewer
+ * (a larger divisor) lose less of a nearly full heap to current slabs but make a fresh heap's
+ * first launch queue on few W words until contention spreads the classes. */
 #define CLDM_CLASS_FLOOR_DIV 256u
-#endif
 
 /* ---- limits ------------------------------------------------------------------------------ */
 #define CLDM_HEAP_MIN_BYTES (1u << 20) /* 1 MiB usable (CL_DEVICE_HEAP_SIZE_MIN_EXT) */
@@ -300,8 +292,8 @@ typedef struct cldm_heap_header {
  * (device/cl/cldm_slab_refill.clh, cldm_slab_counted), so that a flush reads the dirty words of
  * those classes alone; pad2[10]: the count of frees of watched slabs for which a flush went
  * through every class's word CLDM_DIRTY_WATCHED (cldm_slab_flush). In the header, not in W's
- * rows: its base is at hand where a slab is installed (an address in W's rows cost k_list_build
- * 4 registers, ptxas sm_90). */
+ * rows: its base is at hand where a slab is installed (an address in W's rows would cost the PTX
+ * route's kernels that allocate registers). */
 #define CLDM_HDR_WORD_DIRTY_CLASSES 43u
 #define CLDM_DIRTY_CLASS_WORDS ((CLDM_NUM_CLASSES + 31u) / 32u) /* a bit a class */
 #define CLDM_HDR_WORD_DIRTY_ALL 46u
@@ -514,9 +506,9 @@ static inline cldm_u32 cldm_class_used(cldm_u32 num_shards, cldm_u32 num_pages, 
 }
 
 /* The largest power of two <= x (1 for 0): by the count of leading zeros (a builtin of each
- * language), or by cldm_log2_floor's branches where CLDM_NV is set: the PTX route keeps the code
- * measured on the H200 (bench/results/2026-12-04-nvidia-h200-backoff). The branches cost pocl a
- * quarter of a malloc's samples (bench/results/2026-12-04-pocl-cpu). */
+ * language), or by cldm_log2_floor's branches where CLDM_NV is set: the PTX route keeps the form
+ * its tuning was measured with, while on a CPU device (pocl) the branches cost a large share of
+ * a malloc. */
 static inline cldm_u32 cldm_pow2_floor_log2(cldm_u32 x) {
   return x ? 1u << cldm_log2_floor(x) : 1u;
 }
@@ -554,7 +546,8 @@ static inline cldm_u32 cldm_class_used_clamp(cldm_u32 floor, cldm_u32 cap, cldm_
   cldm_u32 n = level < 31u ? 1u << level : cap;
   return n < floor ? floor : n < cap ? n : cap;
 }
-/* (as the PTX route was measured: the same as cldm_class_used_clamp of the floor and the cap) */
+/* (the PTX route's form, see cldm_pow2_floor: the same as cldm_class_used_clamp of the floor and
+ * the cap) */
 static inline cldm_u32 cldm_class_used_by_span(cldm_u32 num_shards, cldm_u32 num_pages,
                                                cldm_u32 span_log2, cldm_u32 level) {
   cldm_u32 cap = cldm_class_shards_by_span(num_shards, num_pages, span_log2);

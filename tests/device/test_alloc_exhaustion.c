@@ -708,18 +708,16 @@ static void test_pool_dry_stamp(void **state) {
   free(even);
 }
 
-/* Where refills put their spans in a pool word (cldm_pool_span.clh, CLDM_POOL_PACK): in the lowest
- * 8-page block that has room, so that one-page spans fill a word from the bottom and leave its
- * upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each, taken
- * by refills on every shard the launch used) and no free, on a CPU device (pocl: a thread per
- * core, few refills at once) every pool word in use has each block below its highest used one
- * full. Spans placed anywhere in the word (CLDM_POOL_PACK 0) break that in all but a few words:
- * six pages in one word at random fill its lowest block first about once in 10^5 (checked on
- * pocl: the test fails so). On a GPU the words are printed, not checked: thousands of calls
- * refill at once there, and a refill that loses the install gives its span back
- * (cldm_slab_refill.clh), which leaves a hole wherever it took it; the H200 (2026-12-04) showed
- * 1 of 4 words with room below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes
- * refill one by one. */
+/* Where refills put their spans in a pool word (cldm_pool_span.clh, cldm_pool_pick_group): in the
+ * lowest 8-page block that has room, so that one-page spans fill a word from the bottom and leave
+ * its upper blocks whole for spans of 8 pages and runs. After six slabs of 16 B (a page each,
+ * taken by refills on every shard the launch used) and no free, on a CPU device (pocl: a thread
+ * per core, few refills at once) every pool word in use has each block below its highest used
+ * one full. Spans placed anywhere in the word break that in all but a few words: six pages in one
+ * word at random fill its lowest block first about once in 10^5 (such a build fails the test).
+ * On a GPU the words are printed, not checked: thousands of calls refill at once there, and a
+ * refill that loses the install gives its span back (cldm_slab_refill.clh), which leaves a hole
+ * wherever it took it, so words with room below a used block are expected there. */
 static void test_pool_packing(void **state) {
   (void)state;
   require_module();
@@ -819,11 +817,11 @@ static void keeps_pairs_case(uint32_t small, uint32_t big, const uint32_t *freed
 }
 
 /* A refill whose shard's pool cursor has moved on from the shard's home word takes its span
- * from the home word while that has one (CLDM_POOL_HOME, cldm_pool_span.clh): with every shard's
+ * from the home word while that has one (cldm_pool_home, cldm_pool_span.clh): with every shard's
  * cursor set to the top of the pool (where fills of large slabs leave them) and the pool free,
  * the first slab of 16 B comes from the lower half of the pool, which holds the home words
- * (cldm_pool_home: row s's is word s * pool words / (2 * shards)). A build with
- * CLDM_POOL_HOME 0 takes it from the cursor's word (the test fails so). */
+ * (cldm_pool_home: row s's is word s * pool words / (2 * shards)). A refill that searched from
+ * the cursor's word alone would take it from there (the test fails so). */
 static void test_pool_home(void **state) {
   (void)state;
   require_module();
@@ -846,12 +844,12 @@ static void test_pool_home(void **state) {
   cldm_dtest_heap_release(&heap);
 }
 
-/* The pool keeps free pairs whole (CLDM_POOL_BUDDY, cldm_pool_span.clh). On a 1 GiB heap slabs of
+/* The pool keeps free pairs whole (cldm_pool_fitting, cldm_pool_span.clh). On a 1 GiB heap slabs of
  * 16 B take 1 page, of 576 B - 1 KiB 2, of 1152 B - 2 KiB 4. With every page taken but a pair at
- * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B
- * must take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the
- * bottom and a free pair above it, a slab of 1 KiB must take the pair and leave the 4 pages to a
- * slab of 2 KiB. A span taken from the word's lowest block with room (CLDM_POOL_PACK alone)
+ * the bottom of a pool word and a single page above it (whose buddy is taken), a slab of 16 B must
+ * take the single page and leave the pair to a slab of 1 KiB; with a free group of 4 at the bottom
+ * and a free pair above it, a slab of 1 KiB must take the pair and leave the 4 pages to a slab
+ * of 2 KiB. A span taken from the word's lowest block with room alone (without cldm_pool_fitting)
  * breaks the larger group, and the larger request gets NULL (no other such group is free, no
  * larger class has a slab). */
 static void test_pool_keeps_pairs(void **state) {

@@ -125,12 +125,11 @@ int cldm_ptx_run_recoverable(void (*fn)(void *), void *arg);
 /* ---- ptx_codegen.c -------------------------------------------------------------------- */
 
 /* Registers per thread that kernels which allocate may use (.maxnreg; 0: no cap), unless
- * CLDM_PTX_MAXNREG says otherwise (ptx_api.c). No cap by default: ptxas (CUDA 13, sm_90) gives
- * the suite's k_malloc 132-148 registers, so one work-group of 256 fits an SM; a cap of 112 or
- * 128 fits two, which made 2^20 mallocs of 16 B on a 16 GiB heap take 0.085-0.089 ms instead
- * of 0.121-0.129, but the fill rounds of suite case 5 (131072 mixed sizes on a 1 GiB heap,
- * before its pool is dry) 0.30-0.66 ms instead of 0.13-0.21 (bench/results/
- * 2026-12-03-nvidia-h200-free). */
+ * CLDM_PTX_MAXNREG says otherwise (ptx_api.c). No cap by default: ptxas sizes such a kernel for
+ * the allocator's rare paths (refills, the last resort), and a cap low enough to fit more
+ * work-groups on an SM speeds up the fast path but makes those paths spill, which slows down
+ * every launch that refills (a fill of a fresh heap). The allocator keeps its own register
+ * count down instead (device/cl/cldm_config.clh, CLDM_SLAB_FINAL_REFILL). */
 #ifndef CLDM_PTX_MAXNREG_DEFAULT
 #define CLDM_PTX_MAXNREG_DEFAULT 0u
 #endif
