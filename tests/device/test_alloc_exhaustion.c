@@ -717,7 +717,7 @@ static void test_pool_dry_stamp(void **state) {
  * six pages in one word at random fill its lowest block first about once in 10^5 (checked on
  * pocl: the test fails so). On a GPU the words are printed, not checked: thousands of calls
  * refill at once there, and a refill that loses the install gives its span back
- * (cldm_slab_refill.clh), which leaves a hole wherever it took it; the H200 (2026-12-04) showed
+ * (cldm_slab_refill.clh), which leaves a hole wherever it took it; an H200 showed
  * 1 of 4 words with room below a used block for the nv variant and 3-5 of 5 for cl12, whose lanes
  * refill one by one. */
 static void test_pool_packing(void **state) {
