@@ -2,12 +2,18 @@
 """bench/report.py — summary.md and PNG plots of one benchmark-suite run.
 
     bench/report.py RESULTS_DIR [--note TEXT] [--no-plots]
+    bench/report.py --doc FILE [--plots DIR [--plots-link PREFIX]] [--command TEXT]
+                    [--sizes LIST|all] RESULTS_DIR
 
 Reads RESULTS_DIR/opencl.csv and opencl.meta.json (cldm-bench-suite) and, if present,
 cuda.csv and cuda.meta.json (cldm-bench-cuda), and writes RESULTS_DIR/summary.md (tables:
 every figure next to its baselines of the same run as ratios) and RESULTS_DIR/*.png (with
 matplotlib; skipped with a message where it is missing). A note given with --note is kept in
 RESULTS_DIR/note.txt, so that running the script again keeps it. Plain Python 3 otherwise.
+
+With --doc it writes instead the Markdown section that docs/performance.md holds for the run's
+device into FILE ('-': stdout), and its plots into DIR (report_doc.py); case 1's sizes LIST
+(default 16,64,256,1024,4096; all: every size of the run).
 """
 import argparse
 import csv
@@ -623,11 +629,26 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--note", help="a note for the top of summary.md (kept in note.txt)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--doc", metavar="FILE", help="docs/performance.md's section into FILE")
+    ap.add_argument("--plots", metavar="DIR", help="--doc: where its plots go (none without)")
+    ap.add_argument("--plots-link", metavar="PREFIX",
+                    help="--doc: the plots' path in the Markdown (default: DIR's name + /)")
+    ap.add_argument("--command", help="--doc: the command that reproduces the run "
+                    "(default: the folder's command.txt)")
+    ap.add_argument("--sizes", default="16,64,256,1024,4096",
+                    help="--doc: case 1's block sizes in the tables (comma-separated, or all)")
     a = ap.parse_args()
     d = Data(a.dir)
     if not d.rows:
         print("report.py: no rows in %s/opencl.csv" % a.dir, file=sys.stderr)
         return 1
+    if a.doc:
+        import report_doc
+        try:
+            sizes = None if a.sizes == "all" else [int(x) for x in a.sizes.split(",")]
+        except ValueError:
+            ap.error("--sizes: comma-separated byte counts, or all")
+        return report_doc.write(d, a.doc, a.plots, a.plots_link, a.command, sizes)
     note_path = os.path.join(a.dir, "note.txt")
     if a.note:
         with open(note_path, "w") as f:
