@@ -96,7 +96,7 @@ build_files=(bench/suite/cldm-bench-suite bench/suite/kernels/alloc.spv
   bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv)
 layer_file=layer/libcldm-layer.so
 optional_files=(layer/libcldm-ptx.so bench/cuda/cldm-bench-cuda)
-source_files=(bench/run.sh bench/report.py bench/merge.py)
+source_files=(bench/run.sh bench/report.py bench/report_doc.py bench/merge.py)
 
 if [ $list = 1 ]; then
   rel=${build#"$root"/}
