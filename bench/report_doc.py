@@ -262,7 +262,7 @@ def plots(d, peers, shapes, folder, link):
         ax.set_yscale("log")
         ax.set_xticks(xs, [size_str(x) for x in xs], fontsize=8)
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("block size S (one malloc per work-item)")
