@@ -2,12 +2,18 @@
 """bench/report.py — summary.md and PNG plots of one benchmark-suite run.
 
     bench/report.py RESULTS_DIR [--note TEXT] [--no-plots]
+    bench/report.py --doc FILE [--plots DIR [--plots-link PREFIX]] [--command TEXT]
+                    [--sizes LIST|all] RESULTS_DIR
 
 Reads RESULTS_DIR/opencl.csv and opencl.meta.json (cldm-bench-suite) and, if present,
 cuda.csv and cuda.meta.json (cldm-bench-cuda), and writes RESULTS_DIR/summary.md (tables:
 every figure next to its baselines of the same run as ratios) and RESULTS_DIR/*.png (with
 matplotlib; skipped with a message where it is missing). A note given with --note is kept in
 RESULTS_DIR/note.txt, so that running the script again keeps it. Plain Python 3 otherwise.
+
+With --doc it writes instead the Markdown section that docs/performance.md holds for the run's
+device into FILE ('-': stdout), and its plots into DIR (report_doc.py); case 1's sizes LIST
+(default 16,64,256,1024,4096; all: every size of the run).
 """
 import argparse
 import csv
@@ -124,9 +130,12 @@ def sec_alloc(d, case, title, text, label):
     keys = d.keys("opencl", case, "time", "malloc")
     if not keys:
         return ""
-    g = lambda impl, kern, s, n, p: d.get(impl, case, kern, s, n, p, "time")
+    g = lambda impl, kern, s, n, p, metric="time": d.get(impl, case, kern, s, n, p, metric)
+    cold = bool(d.keys("opencl", case, "cold", "malloc"))
     head = [label[0], "N", "allocs", "malloc ms", "M/s", "÷ bump", "÷ prealloc", "free ms",
             "free ÷ check", "m+f ms", "m+f ÷ bump"]
+    if cold:
+        head += ["cold malloc ms", "cold ÷ cold bump"]
     rows = []
     for s, n, p in keys:
         m, f, mf = g("opencl", "malloc", s, n, p), g("opencl", "free", s, n, p), \
@@ -134,20 +143,31 @@ def sec_alloc(d, case, title, text, label):
         b, pre = g("opencl", "bump", s, n, p), g("opencl", "prealloc", s, n, p)
         chk = g("opencl", "check", s, n, p)
         ops = d.ops("opencl", case, "malloc", s, n, p, "time")
-        rows.append([label[1](s, n, p), str(n), str(ops), fmt(m), fmt(rate(ops, m), 1),
-                     ratio(m, b), ratio(m, pre), fmt(f), ratio(f, chk), fmt(mf), ratio(mf, b)])
+        row = [label[1](s, n, p), str(n), str(ops), fmt(m), fmt(rate(ops, m), 1),
+               ratio(m, b), ratio(m, pre), fmt(f), ratio(f, chk), fmt(mf), ratio(mf, b)]
+        if cold:
+            cm = g("opencl", "malloc", s, n, p, "cold")
+            row += [fmt(cm), ratio(cm, g("opencl", "bump", s, n, p, "cold"))]
+        rows.append(row)
     out = "## %s\n\n%s\n\n" % (title, text) + table(head, rows)
     if d.has_cuda:
         head = [label[0], "N", "malloc ms", "CUDA ms", "÷ CUDA", "free ms", "CUDA ms", "÷ CUDA",
                 "m+f ms", "CUDA ms", "÷ CUDA", "CUDA malloc ÷ CUDA bump"]
+        if cold:
+            head += ["CUDA cold ms", "cold ÷ CUDA cold", "CUDA cold ÷ CUDA cold bump"]
         rows = []
         for s, n, p in keys:
             m, cm = g("opencl", "malloc", s, n, p), g("cuda", "malloc", s, n, p)
             f, cf = g("opencl", "free", s, n, p), g("cuda", "free", s, n, p)
             mf, cmf = g("opencl", "malloc_free", s, n, p), g("cuda", "malloc_free", s, n, p)
-            rows.append([label[1](s, n, p), str(n), fmt(m), fmt(cm), ratio(m, cm), fmt(f),
-                         fmt(cf), ratio(f, cf), fmt(mf), fmt(cmf), ratio(mf, cmf),
-                         ratio(cm, g("cuda", "bump", s, n, p))])
+            row = [label[1](s, n, p), str(n), fmt(m), fmt(cm), ratio(m, cm), fmt(f),
+                   fmt(cf), ratio(f, cf), fmt(mf), fmt(cmf), ratio(mf, cmf),
+                   ratio(cm, g("cuda", "bump", s, n, p))]
+            if cold:
+                cc = g("cuda", "malloc", s, n, p, "cold")
+                row += [fmt(cc), ratio(g("opencl", "malloc", s, n, p, "cold"), cc),
+                        ratio(cc, g("cuda", "bump", s, n, p, "cold"))]
+            rows.append(row)
         out += "\nNext to CUDA's device malloc (same GPU, same heap size, same run):\n\n" + \
             table(head, rows)
     return out + "\n"
@@ -609,11 +629,26 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--note", help="a note for the top of summary.md (kept in note.txt)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--doc", metavar="FILE", help="docs/performance.md's section into FILE")
+    ap.add_argument("--plots", metavar="DIR", help="--doc: where its plots go (none without)")
+    ap.add_argument("--plots-link", metavar="PREFIX",
+                    help="--doc: the plots' path in the Markdown (default: DIR's name + /)")
+    ap.add_argument("--command", help="--doc: the command that reproduces the run "
+                    "(default: the folder's command.txt)")
+    ap.add_argument("--sizes", default="16,64,256,1024,4096",
+                    help="--doc: case 1's block sizes in the tables (comma-separated, or all)")
     a = ap.parse_args()
     d = Data(a.dir)
     if not d.rows:
         print("report.py: no rows in %s/opencl.csv" % a.dir, file=sys.stderr)
         return 1
+    if a.doc:
+        import report_doc
+        try:
+            sizes = None if a.sizes == "all" else [int(x) for x in a.sizes.split(",")]
+        except ValueError:
+            ap.error("--sizes: comma-separated byte counts, or all")
+        return report_doc.write(d, a.doc, a.plots, a.plots_link, a.command, sizes)
     note_path = os.path.join(a.dir, "note.txt")
     if a.note:
         with open(note_path, "w") as f:
@@ -676,7 +711,9 @@ def main():
                          "N work-items each malloc S bytes in one launch (malloc), free them in "
                          "a second (free; their ids are checked in a launch of its own before "
                          "it, check), and malloc + free in one (m+f). N is the largest "
-                         "power of two up to %s whose blocks fill at most half the heap."
+                         "power of two up to %s whose blocks fill at most half the heap. "
+                         "\"cold\": the first malloc launch of the shape on a fresh heap (reset, "
+                         "or for CUDA a new context), next to the first bump launch of the shape."
                          % m.get("n_max"),
                          ("S", lambda s, n, p: size_str(s))))
     out.append(sec_alloc(d, "mixed", "2. Mixed sizes",

@@ -2,11 +2,13 @@
 # bench/run.sh — the benchmark suite in one command (bench/README.md): builds if needed
 # (tools/build.sh), runs cldm-bench-suite on an OpenCL device through the layer, then, on an
 # NVIDIA device where cldm-bench-cuda exists and a GPU answers, the CUDA program with the same
-# cases and heap sizes, and writes summary.md and PNG plots (bench/report.py) into a dated
-# folder bench/results/<date>-<device>/ (or --out DIR).
+# cases and heap sizes, and writes summary.md and PNG plots (bench/report.py) into
+# BUILD/bench-results/<date>-<device>/ (the build directory, outside the sources' tracked
+# files), or into --out DIR.
 #
 #   bench/run.sh [--quick | --scale quick|medium|full] [--device PATTERN] [--out DIR]
-#                [--cuda PATH | --no-cuda] [--cuda-timeout SECONDS] [--opencl-timeout SECONDS]
+#                [--cuda PATH | --no-cuda] [--cuda-cases LIST] [--cuda-max-size SIZE]
+#                [--cuda-timeout SECONDS] [--opencl-timeout SECONDS]
 #                [--case-timeout SECONDS] [--budget SECONDS] [--prebuilt DIR]
 #                [--layer LIB] [--note TEXT] [--no-plots] [--list-files] [-- SUITE OPTIONS...]
 #
@@ -15,6 +17,9 @@
 #                   no cmake, ninja or clang needed
 #   --layer LIB     the layer to enable (default: DIR/layer/libcldm-layer.so; on NVIDIA's PTX
 #                   route libcldm-ptx.so must lie next to it)
+#   --cuda-cases    the cases the CUDA program runs (default: those cldm-bench-suite ran)
+#   --cuda-max-size the CUDA program's cases 1 and 3 only up to SIZE bytes (K/M): CUDA's malloc
+#                   takes minutes per launch of larger blocks at 2^20 threads
 #   --cuda-timeout  stop the CUDA program after SECONDS (CUDA's malloc takes minutes for some
 #                   cases); the rows it wrote stay and summary.md says so
 #   --opencl-timeout  the same for cldm-bench-suite (a case that does not finish loses only
@@ -35,9 +40,10 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CLDM_BUILD_DIR:-$root/build}
 scale=full device="" out="" cuda="" no_cuda=0 cuda_timeout="" opencl_timeout="" prebuilt="" layer=""
-case_timeout="" budget=""
+case_timeout="" budget="" cuda_cases="" cuda_max_size=""
 note="" no_plots=0 list=0
 extra=()
+invocation=("$@")
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,6 +53,8 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift ;;
     --cuda) cuda=${2:?}; shift ;;
     --no-cuda) no_cuda=1 ;;
+    --cuda-cases) cuda_cases=${2:?}; shift ;;
+    --cuda-max-size) cuda_max_size=${2:?}; shift ;;
     --cuda-timeout) cuda_timeout=${2:?}; shift ;;
     --opencl-timeout) opencl_timeout=${2:?}; shift ;;
     --case-timeout) case_timeout=${2:?}; shift ;;
@@ -57,7 +65,7 @@ while [ $# -gt 0 ]; do
     --no-plots) no_plots=1 ;;
     --list-files) list=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
   esac
   shift
@@ -88,7 +96,7 @@ build_files=(bench/suite/cldm-bench-suite bench/suite/kernels/alloc.spv
   bench/suite/kernels/overhead.cl bench/suite/kernels/alloc.lowered.spv)
 layer_file=layer/libcldm-layer.so
 optional_files=(layer/libcldm-ptx.so bench/cuda/cldm-bench-cuda)
-source_files=(bench/run.sh bench/report.py bench/merge.py)
+source_files=(bench/run.sh bench/report.py bench/report_doc.py bench/merge.py)
 
 if [ $list = 1 ]; then
   rel=${build#"$root"/}
@@ -121,7 +129,7 @@ dev_args=()
 [ -n "$device" ] && dev_args=(--device "$device")
 tag=$("$suite" --tag "${dev_args[@]}") || die "no device (cldm-bench-suite --list-devices lists them)"
 if [ -z "$out" ]; then
-  out=$root/bench/results/$(date +%Y-%m-%d)-$tag
+  out=$build/bench-results/$(date +%Y-%m-%d)-$tag
   [ -e "$out" ] && out=$out-$(date +%H%M%S)
 fi
 mkdir -p "$out"
@@ -129,15 +137,18 @@ out=$(cd "$out" && pwd)
 case $out in "$PWD"/*) out=${out#"$PWD"/} ;; esac  # relative where possible: no absolute paths in run.log
 log=$out/run.log
 : > "$log"
+# what report.py names as the run's command and revision
+{ printf 'bench/run.sh'; printf ' %q' ${invocation[@]+"${invocation[@]}"}; echo; } > "$out/command.txt"
+git -C "$root" describe --always --dirty > "$out/revision.txt" 2>/dev/null || rm -f "$out/revision.txt"
 echo "[bench] results: $out" | tee -a "$log" >&2
 
 status=0
-# per_case IMPL COMMAND...: COMMAND once per case of case_list (--cases C --out a part folder
+# per_case IMPL LIST COMMAND...: COMMAND once per case of LIST (--cases C --out a part folder
 # of its own), each stopped after case_timeout seconds, then the parts merged into $out
 per_case() {
-  local impl=$1 c rc stopped="" parts=()
-  shift
-  for c in ${case_list//,/ }; do
+  local impl=$1 list=$2 c rc stopped="" parts=()
+  shift 2
+  for c in ${list//,/ }; do
     parts+=("$out/parts/$impl-$c")
     mkdir -p "$out/parts/$impl-$c"
     rc=0
@@ -159,7 +170,7 @@ per_case() {
     note="${note:+$note }$impl case(s) $stopped did not finish in $case_timeout s each (--case-timeout): rows exist only for what they finished."
 }
 if [ -n "$case_timeout" ]; then
-  per_case opencl "$suite" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
+  per_case opencl "$case_list" "$suite" --scale "$scale" "${dev_args[@]}" --kernels "$build/bench/suite/kernels" \
     ${extra[@]+"${extra[@]}"}
 else
   run_suite=("$suite")
@@ -185,10 +196,11 @@ if [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
     cuda_args=(--scale "$scale" --heap "$(meta heap)" --fill-heap "$(meta fill_heap)"
                --reps "$(meta reps)")
     [ -n "$budget" ] && cuda_args+=(--budget "$budget")
-    cases=$(meta cases)
+    [ -n "$cuda_max_size" ] && cuda_args+=(--max-size "$cuda_max_size")
+    cases=${cuda_cases:-$(meta cases)}
     cuda_status=0
     if [ -n "$case_timeout" ]; then
-      per_case cuda "$cuda" "${cuda_args[@]}"
+      per_case cuda "${cuda_cases:-$case_list}" "$cuda" "${cuda_args[@]}"
     else
       cuda_args+=(--out "$out")
       [ -n "$cases" ] && cuda_args+=(--cases "$cases")

@@ -177,9 +177,9 @@ static inline void bp_frag(const bp_plan *p, uint32_t *items, int *steady_rounds
 }
 
 /* Case 5's one-size fill: rounds of the same number of mallocs of BP_FILL_ONE_SIZE bytes, all
- * kept, until half a round fails (about 32 rounds fill the heap; as many as it holds, + 2). The
- * shape of CUDA's slowdown as its heap fills (its malloc at 16 B: 10 ms a round of 100K on an
- * empty 2 GiB heap, 2.4 s once it is nearly full). */
+ * kept, until half a round fails (about 32 rounds fill the heap; as many as it holds, + 2): how
+ * an allocator slows down as one size class fills its heap, without holes (CUDA's malloc slows
+ * down by orders of magnitude). */
 #define BP_FILL_ONE_SIZE 256u
 
 /* Case 6, out of memory: block size of each exhaustion round (everything freed in between). */

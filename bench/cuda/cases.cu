@@ -1,7 +1,8 @@
 /*
  * cases.cu — the cases of cldm-bench-cuda, each the CUDA twin of bench/suite's case_*.c:
  * the same launches (kernels.cuh), parameters (bench_plan.h), repetitions (best of the plan's
- * after one warm-up, interleaved across the launch shapes of cases 1-3 and 7), host-side checks (no NULL where the heap has room, blocks sorted and
+ * after one warm-up, interleaved across the launch shapes of cases 1-3 and 7; case 1's cold
+ * figures first), host-side checks (no NULL where the heap has room, blocks sorted and
  * disjoint, ids intact at free, sums and totals) and rows. Kernel times come from CUDA events
  * around each launch (the counterpart of OpenCL event profiling).
  * CUDA has no heap statistics and no heap reset: where the OpenCL suite checks the heap is
@@ -45,6 +46,8 @@ template <typename T> static T *dev_alloc(size_t count) {
 }
 
 template <typename T> static void dev_read(T *dst, const T *src, size_t count) {
+  if (!count) /* a launch over no thread (run_cold's primer) wrote nothing */
+    return;
   CK(cudaMemcpy(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
 }
 
@@ -135,6 +138,7 @@ struct batch {
   u64 blocks = 0, units = 0;
   bool failed = false, skipped = false; /* skipped: the case's time budget was spent */
   bc_series tm, tf, tmf, tb, tp, tc;
+  double cold_m = -1, cold_b = -1; /* the cold repetition's k_malloc and k_bump (ms; < 0: none) */
   batch(const char *c, u32 s, u32 n_, u32 m, u32 k_, u32 seed_, const char *p)
       : case_name(c), size(s), n(n_), mixed(m), k(k_), seed(seed_), param(p) {
     for (u32 i = 0; i < n; i++)
@@ -145,8 +149,12 @@ struct batch {
   }
 };
 
-/* One repetition with buffers of its own (r < 0: the warm-up, not recorded; the baselines'
- * blocks are checked then), as run_rep of bench/suite/case_alloc.c. */
+/* run_rep's repetition numbers below 0: not recorded as timed repetitions. */
+enum { REP_WARM_UP = -1, REP_COLD = -2 };
+
+/* One repetition with buffers of its own: r >= 0 a timed one; REP_WARM_UP not recorded,
+ * REP_COLD records only the cold figures (the baselines' blocks are checked in both); as
+ * run_rep of bench/suite/case_alloc.c. */
 static void run_rep(bc_ctx &c, batch &b, int r) {
   u32 n = b.n;
   u64 *ptrs = dev_alloc<u64>(n);
@@ -184,6 +192,10 @@ static void run_rep(bc_ctx &c, batch &b, int r) {
       dev_read(host.data(), ptrs, n);
       if (check_blocks(what, host.data(), n, b.size, b.mixed, b.k, b.seed, 1, NULL, NULL) < 0)
         goto done;
+      if (r == REP_COLD) {
+        b.cold_m = t_m;
+        b.cold_b = t_b;
+      }
     } else {
       b.tm.add(t_m);
       b.tf.add(t_f);
@@ -209,23 +221,52 @@ static void report_batch(const batch &b) {
   bc_row_series(b.case_name, "bump", b.size, b.n, p, "time", "ms", b.tb, b.blocks);
   bc_row_series(b.case_name, "prealloc", b.size, b.n, p, "time", "ms", b.tp, b.blocks);
   bc_row_series(b.case_name, "check", b.size, b.n, p, "time", "ms", b.tc, b.blocks);
+  if (b.cold_m >= 0) {
+    bc_row(b.case_name, "malloc", b.size, b.n, p, "cold", "ms", b.cold_m, b.cold_m, 1, b.blocks);
+    bc_row(b.case_name, "bump", b.size, b.n, p, "cold", "ms", b.cold_b, b.cold_b, 1, b.blocks);
+  }
   bc_progress(b.case_name,
               "S=%-7u N=%-7u %s malloc %.3f ms free %.3f m+f %.3f | bump %.3f "
               "prealloc %.3f check %.3f | malloc/bump %.1fx",
               b.size, b.n, p, b.tm.best(), b.tf.best(), b.tmf.best(), b.tb.best(), b.tp.best(),
               b.tc.best(), b.tb.best() > 0 ? b.tm.best() / b.tb.best() : 0);
+  if (b.cold_m >= 0)
+    bc_progress(b.case_name, "S=%-7u N=%-7u %s cold: malloc %.3f ms bump %.3f | malloc/bump %.1fx",
+                b.size, b.n, p, b.cold_m, b.cold_b, b.cold_b > 0 ? b.cold_m / b.cold_b : 0);
 }
 
-/* Repetitions interleaved across the batches of a case, a new heap at its start, each
- * shape's warm-up time printed, the time budget (--budget, bp_budget_left) applied: as
- * run_case of bench/suite/case_alloc.c. */
-static void run_case(bc_ctx &c, std::vector<batch> &list) {
+/* The cold figures of a case's shapes, as run_cold of bench/suite/case_alloc.c: each shape
+ * on a new heap (bc_heap_fresh: a new context), every kernel launched once over no thread so
+ * that no figure holds a kernel's loading (CUDA loads kernels lazily, at their first launch),
+ * then one checked repetition whose malloc and bump launches are the cold figures. Shapes
+ * reached after the case's time budget are skipped, as in the warm-up. */
+static void run_cold(bc_ctx &c, std::vector<batch> &list, double start) {
+  for (batch &b : list) {
+    if (!bp_budget_left(c.plan, (bc_now_us() - start) / 1e6)) {
+      b.skipped = true;
+      bc_progress(b.case_name, "S=%-7u N=%-7u %s%sskipped: time budget of %g s spent", b.size, b.n,
+                  b.param.c_str(), b.param.empty() ? "" : " ", c.plan->budget_s);
+      continue;
+    }
+    bc_heap_fresh(c);
+    batch primer(b.case_name, b.size, 0, b.mixed, b.k, b.seed, b.param.c_str());
+    run_rep(c, primer, REP_WARM_UP);
+    run_rep(c, b, REP_COLD);
+  }
+}
+
+/* Repetitions interleaved across the batches of a case, with `cold` the cold figures first
+ * (run_cold), a new heap at the start of the warm-up, each shape's warm-up time printed, the
+ * time budget (--budget, bp_budget_left) applied: as run_case of bench/suite/case_alloc.c. */
+static void run_case(bc_ctx &c, std::vector<batch> &list, bool cold) {
   if (list.empty())
     return;
-  bc_heap_fresh(c);
   double start = bc_now_us();
+  if (cold)
+    run_cold(c, list, start);
+  bc_heap_fresh(c);
   const char *name = list[0].case_name;
-  for (int r = -1; r < c.plan->reps; r++) {
+  for (int r = REP_WARM_UP; r < c.plan->reps; r++) {
     if (r > 0 && !bp_budget_left(c.plan, (bc_now_us() - start) / 1e6)) {
       bc_progress(name, "time budget of %g s spent after %d timed passes", c.plan->budget_s, r);
       break;
@@ -259,11 +300,11 @@ void bc_case_throughput(bc_ctx &c) {
   int count = BP_TAKE(c.plan, bp_throughput_sizes, sizes);
   std::vector<batch> list;
   for (int i = 0; i < count; i++) {
-    u32 n = bp_items(c.plan, c.heap, sizes[i]);
+    u32 n = bp_size_wanted(c.plan, sizes[i]) ? bp_items(c.plan, c.heap, sizes[i]) : 0;
     if (n)
       list.emplace_back("throughput", sizes[i], n, 0, 1, 0, "");
   }
-  run_case(c, list);
+  run_case(c, list, true);
 }
 
 void bc_case_mixed(bc_ctx &c) {
@@ -274,7 +315,7 @@ void bc_case_mixed(bc_ctx &c) {
     for (int b = 0; b < ni; b++)
       if (items[b] <= c.plan->n_max && (uint64_t)items[b] * maxes[a] <= c.heap / 2)
         list.emplace_back("mixed", maxes[a], items[b], 1, 1, 1, "mixed");
-  run_case(c, list);
+  run_case(c, list, false);
 }
 
 void bc_case_divergent(bc_ctx &c) {
@@ -282,14 +323,14 @@ void bc_case_divergent(bc_ctx &c) {
   int nk = BP_TAKE(c.plan, bp_divergent_k, ks), ns = BP_TAKE(c.plan, bp_divergent_sizes, sizes);
   std::vector<batch> list;
   for (int a = 0; a < ns; a++) {
-    u32 n = bp_items(c.plan, c.heap, sizes[a]);
+    u32 n = bp_size_wanted(c.plan, sizes[a]) ? bp_items(c.plan, c.heap, sizes[a]) : 0;
     for (int b = 0; n && b < nk; b++) {
       char param[16];
       snprintf(param, sizeof param, "%u", ks[b]);
       list.emplace_back("divergent", sizes[a], n, 0, ks[b], 0, param);
     }
   }
-  run_case(c, list);
+  run_case(c, list, false);
 }
 
 /* ---- case 7 ---- */

@@ -35,6 +35,7 @@ static const char usage[] =
     "                          are skipped, passes after the first stop; default none); case 5:\n"
     "                          each of its three parts starts no round after it\n"
     "  --cases LIST            comma-separated case numbers 1-8 (default all)\n"
+    "  --max-size SIZE         cases 1 and 3: only block sizes up to SIZE (bytes or K/M)\n"
     "  --probe                 exit 0 if a CUDA device is usable, 2 if not\n";
 
 void bc_check_cuda(cudaError_t err, const char *what, const char *file, int line) {
@@ -151,11 +152,11 @@ static void write_meta(const char *dir, const cudaDeviceProp &p, const bp_plan &
   fprintf(f,
           "  \"scale\": \"%s\",\n  \"heap\": %llu,\n  \"fill_heap\": %llu,\n  \"n_max\": %u,\n"
           "  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
-          "  \"local_size\": %u,\n  \"budget_s\": %g,\n  \"cases\": \"%s\",\n"
-          "  \"seconds\": %.1f,\n  \"failures\": ",
+          "  \"local_size\": %u,\n  \"budget_s\": %g,\n  \"max_size\": %u,\n"
+          "  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
           bp_scale_name(plan.scale), (unsigned long long)plan.heap,
           (unsigned long long)plan.fill_heap, plan.n_max, plan.fill_items, plan.reps,
-          plan.latency_reps, plan.local, plan.budget_s, cases, seconds);
+          plan.latency_reps, plan.local, plan.budget_s, plan.max_size, cases, seconds);
   json_string(f, failure_text.c_str());
   fprintf(f, "\n}\n");
   fclose(f);
@@ -164,7 +165,7 @@ static void write_meta(const char *dir, const cudaDeviceProp &p, const bp_plan &
 int main(int argc, char **argv) {
   int scale = BP_FULL, device = 0, reps = 0, probe = 0;
   double budget = 0;
-  uint64_t heap = 0, fill_heap = 0;
+  uint64_t heap = 0, fill_heap = 0, max_size = 0;
   const char *out = ".";
   unsigned cases = 0xff;
   for (int i = 1; i < argc; i++) {
@@ -189,6 +190,8 @@ int main(int argc, char **argv) {
     else if (v && !strcmp(a, "--reps") && (reps = atoi(v)) > 0)
       i++;
     else if (v && !strcmp(a, "--budget") && (budget = atof(v)) > 0)
+      i++;
+    else if (v && !strcmp(a, "--max-size") && (max_size = parse_size(v)) && max_size <= UINT32_MAX)
       i++;
     else if (v && !strcmp(a, "--cases")) {
       cases = 0;
@@ -220,6 +223,7 @@ int main(int argc, char **argv) {
   if (reps)
     plan.reps = reps;
   plan.budget_s = budget;
+  plan.max_size = (uint32_t)max_size;
   mkdir(out, 0777);
   std::string path = std::string(out) + "/cuda.csv";
   csv = fopen(path.c_str(), "w");

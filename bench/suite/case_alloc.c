@@ -8,8 +8,10 @@
  * ceiling) and k_prealloc (preallocated buffer: no allocation) of the same shape, and k_check
  * (the blocks' ids read back, in a launch between malloc and free: the free launch's shape
  * without allocator), best of the plan's repetitions after a warm-up, repetitions interleaved
- * across the launch shapes of a case. Every repetition is checked: no NULL, no overlapping
- * blocks, the ids written into the blocks intact before their free, the heap empty afterwards.
+ * across the launch shapes of a case. Case 1 also reports each shape's cold figures: k_malloc's
+ * and k_bump's first launch on a fresh heap (run_cold). Every repetition is checked: no NULL,
+ * no overlapping blocks, the ids written into the blocks intact before their free, the heap
+ * empty afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,11 @@ typedef struct batch {
   uint64_t blocks, units; /* allocations, bump-pointer granules */
   int failed, skipped;    /* skipped: not run, the case's time budget was spent (--budget) */
   bs_series tm, tf, tmf, tb, tp, tc;
+  double cold_m, cold_b; /* the cold repetition's k_malloc and k_bump (ms; < 0: none) */
 } batch;
+
+/* run_rep's repetition numbers below 0: not recorded as timed repetitions. */
+enum { REP_WARM_UP = -1, REP_COLD = -2 };
 
 #define ARG(x) sizeof(x), (const void *)&(x)
 
@@ -56,6 +62,7 @@ static void batch_init(batch *b, const char *case_name, uint32_t size, uint32_t 
   b->k = k;
   b->seed = seed;
   snprintf(b->param, sizeof b->param, "%s", param);
+  b->cold_m = b->cold_b = -1;
   for (uint32_t i = 0; i < n; i++)
     if (bc_selected(i, k)) {
       b->blocks++;
@@ -63,8 +70,9 @@ static void batch_init(batch *b, const char *case_name, uint32_t size, uint32_t 
     }
 }
 
-/* One repetition of the batch (r < 0: the warm-up, not recorded; the baselines' blocks are
- * checked then), with buffers of its own; marks the batch failed after a failed check. */
+/* One repetition of the batch with buffers of its own: r >= 0 a timed one; REP_WARM_UP not
+ * recorded, REP_COLD records only the cold figures (the baselines' blocks are checked in
+ * both); marks the batch failed after a failed check. */
 static void run_rep(bs_session *s, batch *b, int r) {
   cl_kernel km = bs_kernel(s, "k_malloc"), kf = bs_kernel(s, "k_free_only");
   cl_kernel kmf = bs_kernel(s, "k_malloc_free"), kb = bs_kernel(s, "k_bump");
@@ -116,6 +124,10 @@ static void run_rep(bs_session *s, batch *b, int r) {
     bs_read(s, ptrs, (size_t)n * 8, host);
     if (bs_check_blocks(what, host, n, b->size, b->mixed, b->k, b->seed, 1, NULL, NULL) < 0)
       goto done;
+    if (r == REP_COLD) {
+      b->cold_m = t_m;
+      b->cold_b = t_b;
+    }
   } else {
     bs_series_add(&b->tm, t_m);
     bs_series_add(&b->tf, t_f);
@@ -141,6 +153,14 @@ static void report_batch(batch *b) {
   bs_out_series(c, "bump", b->size, b->n, b->param, "time", "ms", &b->tb, b->blocks);
   bs_out_series(c, "prealloc", b->size, b->n, b->param, "time", "ms", &b->tp, b->blocks);
   bs_out_series(c, "check", b->size, b->n, b->param, "time", "ms", &b->tc, b->blocks);
+  if (b->cold_m >= 0) {
+    bs_row cold = {"malloc", b->size, b->n, b->param, "cold", "ms", 0, 0, 1, b->blocks};
+    cold.value = cold.median = b->cold_m;
+    bs_out_row(c, &cold);
+    cold.kernel = "bump";
+    cold.value = cold.median = b->cold_b;
+    bs_out_row(c, &cold);
+  }
   double m = bs_series_best(&b->tm), bump = bs_series_best(&b->tb), pre = bs_series_best(&b->tp);
   char label[32] = "";
   if (b->mixed)
@@ -153,18 +173,48 @@ static void report_batch(batch *b) {
               b->size, b->n, label, m, (double)b->blocks / m / 1e3, bs_series_best(&b->tf),
               bs_series_best(&b->tmf), bump, pre, bs_series_best(&b->tc), bump > 0 ? m / bump : 0,
               pre > 0 ? m / pre : 0);
+  if (b->cold_m >= 0)
+    bs_progress(c, "S=%-7u N=%-7u %scold: malloc %.3f ms bump %.3f | malloc/bump %.1fx", b->size,
+                b->n, label, b->cold_m, b->cold_b, b->cold_b > 0 ? b->cold_m / b->cold_b : 0);
+}
+
+/* The cold figures of a case's shapes: each shape's first k_malloc on a fresh heap, next to the
+ * first k_bump of that shape. A repetition over no work-item launches every kernel first, so
+ * that no cold figure holds a kernel's first-launch costs (the driver's loading of the
+ * program), only the heap's state; then each shape runs one checked repetition right after
+ * clEnqueueResetDeviceHeapEXT, which returns the heap to the state of a newly created one
+ * (spec 1.4: the layer copies the pristine image of the allocator's metadata). Shapes reached
+ * after the case's time budget are skipped, as in the warm-up. */
+static void run_cold(bs_session *s, batch *list, int count, double start) {
+  batch primer;
+  batch_init(&primer, list[0].case_name, list[0].size, 0, list[0].mixed, list[0].k, list[0].seed,
+             list[0].param);
+  run_rep(s, &primer, REP_WARM_UP);
+  for (int i = 0; i < count; i++) {
+    if (!bp_budget_left(s->plan, (bs_now_us() - start) / 1e6)) {
+      list[i].skipped = 1;
+      bs_progress(list[i].case_name, "S=%-7u N=%-7u %s%sskipped: time budget of %g s spent",
+                  list[i].size, list[i].n, list[i].param, list[i].param[0] ? " " : "",
+                  s->plan->budget_s);
+      continue;
+    }
+    bs_heap_reset(s);
+    run_rep(s, &list[i], REP_COLD);
+  }
 }
 
 /* The batches of one case, repetitions interleaved: pass r runs repetition r of every batch,
  * so that a disturbance on a shared machine spoils one repetition of each batch rather than
- * every repetition of one (the best of the passes is reported). The heap is reset once, at
- * the start of the case; every batch frees all it allocated. With a time budget (--budget,
- * bp_budget_left) the warm-up skips the shapes it reaches after the budget and the passes
- * after the first stop once it is spent. */
-static void run_case(bs_session *s, batch *list, int count) {
-  bs_heap_reset(s);
+ * every repetition of one (the best of the passes is reported). With `cold`, the cold figures
+ * first (run_cold). The heap is reset at the start of the warm-up; every batch frees all it
+ * allocated. With a time budget (--budget, bp_budget_left) the warm-up skips the shapes it
+ * reaches after the budget and the passes after the first stop once it is spent. */
+static void run_case(bs_session *s, batch *list, int count, int cold) {
   double start = bs_now_us();
-  for (int r = -1; r < s->plan->reps; r++) {
+  if (cold)
+    run_cold(s, list, count, start);
+  bs_heap_reset(s);
+  for (int r = REP_WARM_UP; r < s->plan->reps; r++) {
     if (r > 0 && !bp_budget_left(s->plan, (bs_now_us() - start) / 1e6)) {
       bs_progress(list[0].case_name, "time budget of %g s spent after %d timed passes",
                   s->plan->budget_s, r);
@@ -221,7 +271,7 @@ void bs_case_throughput(bs_session *s) {
       batch_init(&list[nb++], "throughput", sizes[i], n, 0, 1, 0, "");
   }
   if (nb)
-    run_case(s, list, nb);
+    run_case(s, list, nb, 1);
 }
 
 void bs_case_mixed(bs_session *s) {
@@ -234,7 +284,7 @@ void bs_case_mixed(bs_session *s) {
       if (items[c] <= s->plan->n_max && (uint64_t)items[c] * maxes[a] <= s->heap_usable / 2)
         batch_init(&list[nb++], "mixed", maxes[a], items[c], 1, 1, 1, "mixed");
   if (nb)
-    run_case(s, list, nb);
+    run_case(s, list, nb, 0);
 }
 
 void bs_case_divergent(bs_session *s) {
@@ -252,5 +302,5 @@ void bs_case_divergent(bs_session *s) {
     }
   }
   if (nb)
-    run_case(s, list, nb);
+    run_case(s, list, nb, 0);
 }

@@ -116,9 +116,9 @@ void bs_out_meta(const char *out_dir, const bs_dev *d, const bp_plan *p, uint64_
   fprintf(f,
           "  \"n_max\": %u,\n  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
           "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"budget_s\": %g,\n"
-          "  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
+          "  \"max_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
           p->n_max, p->fill_items, p->reps, p->latency_reps, p->create_reps, p->local, p->budget_s,
-          cases, seconds);
+          p->max_size, cases, seconds);
   json_string(f, failures);
   fprintf(f, "\n}\n");
   fclose(f);

@@ -10,7 +10,8 @@
 # time budget
 # (--budget), under which a case asked for 1000 repetitions ends with what it measured; and
 # --max-size, which leaves out the larger blocks of cases 1 and 3, with --local (the work-group
-# size, which the meta data records).
+# size, which the meta data records). Also case 1's cold rows, report.py --doc's section of
+# the first run, and the default result folder: the build directory's bench-results/.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$1 out=$2
@@ -32,7 +33,30 @@ for s in "1. Throughput" "2. Mixed sizes" "3. Divergent callers" "4. Heap utilis
          "5. Fragmentation" "6. Out of memory" "7. A real workload" "8. Layer overhead"; do
   grep -q "^## $s" "$out/summary.md" || fail "summary.md: no section '$s'"
 done
+for k in malloc bump; do
+  grep -q "^opencl,throughput,$k,16,[0-9]*,,cold,ms," "$out/opencl.csv" ||
+    fail "opencl.csv: no cold row of case 1's $k"
+done
+grep -q "bench/run.sh --quick --prebuilt" "$out/command.txt" || fail "command.txt: no command"
 echo "bench_smoke: $out: every case ran, checks passed, summary.md complete"
+
+python3 "$root/bench/report.py" --doc "$out/section.md" "$out" ||
+  fail "report.py --doc failed"
+grep -q "^### malloc, one block size per launch" "$out/section.md" || fail "section: no malloc table"
+grep -q "^| 16 B | [0-9]* | [0-9.]* / [0-9.]* | [0-9.]* / [0-9.]* |$" "$out/section.md" ||
+  fail "section: no warm / cold row at 16 B"
+grep -q "^bench/run.sh --quick --prebuilt" "$out/section.md" || fail "section: no command"
+echo "bench_smoke: $out/section.md: docs/performance.md's section, warm and cold"
+
+default_log=$out-default.log
+"$root/bench/run.sh" --quick --prebuilt "$build" --no-cuda --no-plots -- --cases 6 \
+  2> "$default_log" > /dev/null || fail "a run into the default folder failed"
+folder=$(sed -n 's/^\[bench\] results: //p' "$default_log")
+case $folder in /*) ;; *) folder=$PWD/$folder ;; esac # printed relative to the current folder
+case $folder in "$(cd "$build" && pwd)"/bench-results/*) ;; *) fail "default folder: $folder" ;; esac
+[ -s "$folder/opencl.csv" ] || fail "default folder: no opencl.csv in $folder"
+rm -rf "$folder"
+echo "bench_smoke: without --out, the results went into the build directory's bench-results/"
 
 stopped=$out-stopped
 rm -rf "$stopped"

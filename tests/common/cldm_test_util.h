@@ -71,7 +71,7 @@ static inline int cldm_test_loaded_loader(char *path, size_t size) {
 /* Checks that the loader named by CLDM_TEST_LOADER ("ocl-icd" or "khronos") is the one
  * loaded: the Khronos loader comes from the first LD_LIBRARY_PATH entry, ocl-icd from the
  * system; where CLDM_TEST_LOADER_DIR is set (runs from a pack that carries both loaders,
- * tools/gpu-run.sh), the loader must come from that directory. Returns 1 if it matches (or
+ * tools/nvidia/run-tests.sh), the loader must come from that directory. Returns 1 if it matches (or
  * no expectation is set). */
 static inline int cldm_test_loader_matches(char *why, size_t size) {
   const char *want = getenv("CLDM_TEST_LOADER");

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/probe-counters.py — the allocator's path counters per launch, from a probe build's log.
+"""tools/nvidia/probe-counters.py — the allocator's path counters per launch, from a probe build's log.
 
 A layer whose allocator was built with -DCLDM_PROBE_COUNTERS=1 (device/cl/cldm_probe.clh) and run
 with CLDM_PROBE_COUNTERS=1 and CLDM_OOM=report (README, "Knobs") prints after each watched launch
@@ -11,7 +11,7 @@ and after a launch whose allocations returned NULL the CLDM_OOM line "kernel KER
 allocations returned NULL". This prints them as a table, a row per probe line: its number in the
 log, the kernel, the counts and the launch's NULLs.
 
-    tools/probe-counters.py RUN.LOG [--kernel k_malloc] [--times [--ghz 1.98]]
+    tools/nvidia/probe-counters.py RUN.LOG [--kernel k_malloc] [--times [--ghz 1.98]]
 
 --times reads the log of a time probe build (CLDM_PROBE_TIMES, device/cl/cldm_probe.clh), whose
 words are cycles and counts of cldm_slab_alloc under the path counters' names, and prints per

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""gpu-tests.py — the end-to-end tests of a build directory as a list that tools/gpu-run.sh runs
-on a machine without CMake (an NVIDIA machine, from the pack tools/gpu-pack.sh writes).
+"""tools/nvidia/tests.py — the end-to-end tests of a build directory as a list that the pack's
+run-tests.sh (tools/nvidia/run-tests.sh) runs on a machine without CMake (an NVIDIA machine,
+from the pack tools/nvidia/pack.sh writes).
 
 It reads `ctest --show-only=json-v1` and keeps every end-to-end test (label e2e) that runs real
 kernels through the layer on the default driver (not the stub ICD, not pocl-specific checks),
@@ -17,8 +18,8 @@ data-dir and arguments are relative to the build directory where they were insid
 (prefixed "@/"); env is a comma-separated list of the test's own KEY=VALUE settings (knobs
 such as CLDM_HEAP_MEMORY), without those the runner sets itself.
 
-usage: gpu-tests.py BUILD_DIR > tests.list
-       gpu-tests.py --executables BUILD_DIR   (the executables those tests run, one path a line)
+usage: tests.py BUILD_DIR > tests.list
+       tests.py --executables BUILD_DIR   (the executables those tests run, one path a line)
 """
 import json
 import os
@@ -85,7 +86,7 @@ def main():
             name = t["name"].replace("_cl12_", f"_{v}_").replace("stress_cl12", f"stress_{v}")
             fields = [name, loader, exe, datadir, own] + vargs
             if any("|" in f for f in fields):
-                sys.exit(f"gpu-tests.py: test {t['name']}: '|' in a field")
+                sys.exit(f"tests.py: test {t['name']}: '|' in a field")
             print("|".join(fields))
 
 

@@ -1,64 +1,68 @@
 #!/bin/sh
-# tools/gpu-run.sh — runs, on an NVIDIA machine, the end-to-end tests and the demo of a pack that
-# tools/gpu-pack.sh made (it is copied into the pack as run-tests.sh): every test of tests.list
-# (tools/gpu-tests.py) under ocl-icd and the Khronos loader (both carried by the pack), with
-# the layer enabled and NVIDIA's ICD as the only driver.
+# tools/nvidia/run-tests.sh — copied into the pack (tools/nvidia/pack.sh) as run-tests.sh: runs,
+# on an NVIDIA machine, every test of the pack's tests.list (tools/nvidia/tests.py: the
+# end-to-end tests, the examples and the allocator's tests) under both of the pack's loaders
+# (ocl-icd and the Khronos loader), with the layer enabled and NVIDIA's ICD as the only driver,
+# each in a time limit of its own.
 #
-#   run-tests.sh [-p PACKDIR] [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS]
-#     -p  the unpacked pack (default: the script's own directory; first option only)
-#     -o  where logs and summary.md go (default: $OUT if set, else ./gpu-results)
-#     -k  run only tests whose name contains PATTERN
-#     -t  time limit per test (default 240 s)
-#     -T  time for the whole run (default 540 s): tests not started by then are listed as
-#         not run
-# CLDM_GPU_RUN_ICD names another ICD library (to try the runner with pocl, say).
+#   run-tests.sh [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS] [--icd LIB]
+#     -o     where logs/ and summary.md go (default: ./nvidia-tests)
+#     -k     run only the tests whose name contains PATTERN
+#     -t     time limit per test (default 60 s)
+#     -T     time for the whole run (default 300 s): tests not started by then are listed as
+#            not run
+#     --icd  the OpenCL driver library (default libnvidia-opencl.so.1; another ICD, such as
+#            pocl's, to try the pack elsewhere)
 # Exit status 0 if every test passed. summary.md lists each test with its result and time,
-# the device (clinfo-like lines from the demo) and the pack's MANIFEST checksum.
+# the GPU, the pack's revision and the demo's output, and the end of each failed test's log.
 set -u
 root=$(cd "$(dirname "$0")" && pwd)
-[ "${1:-}" = -p ] && { root=$(cd "$2" && pwd); shift 2; }
-out=${OUT:-$PWD/gpu-results}
-pattern=""
-limit=240
-total=540
+out=$PWD/nvidia-tests
+pattern="" icd=""
+limit=60
+total=300
+usage="usage: run-tests.sh [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS] [--icd LIB]"
 while [ $# -gt 0 ]; do
   case $1 in
-    -o) out=$2; shift 2 ;;
-    -k) pattern=$2; shift 2 ;;
-    -t) limit=$2; shift 2 ;;
-    -T) total=$2; shift 2 ;;
-    *) echo "usage: run-tests.sh [-o OUTDIR] [-k PATTERN] [-t SECONDS] [-T SECONDS]" >&2; exit 2 ;;
+    -o) out=${2:?}; shift 2 ;;
+    -k) pattern=${2?}; shift 2 ;;
+    -t) limit=${2:?}; shift 2 ;;
+    -T) total=${2:?}; shift 2 ;;
+    --icd) icd=${2:?}; shift 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out/logs"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# NVIDIA's ICD only, through a vendors directory of our own (OCL_ICD_VENDORS, read by both
-# loaders). The loaders are the pack's own (lib/ocl-icd: Debian 12's ocl-icd 2.3.1,
-# lib/khronos: the Khronos loader of tools/deps.sh), not whatever libOpenCL.so.1 the machine
-# has (summary.md names that one).
+# The driver alone in a vendors directory of its own; the loaders are the pack's (env.sh),
+# not whatever libOpenCL.so.1 the machine has (summary.md names that one).
 . "$root/env.sh"
-cldm_pack_vendors "$work/vendors"
+cldm_pack_vendors "$work/vendors" "$icd"
 base_llp=$root/lib:$(cldm_pack_fallbacks "$root" "$work/fallback")
 
 summary=$out/summary.md
 suite_of() { case $1 in device_alloc_*) echo allocator ;; *) echo e2e ;; esac; }
 pass=0 fail=0 skipped=0
 start=$(date +%s)
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
+driver=$(cat "$work/vendors/driver.icd")
+revision=$(head -1 "$root/REVISION")
+manifest=$(md5sum "$root/MANIFEST" | cut -c1-12)
+system_loader=$(ldconfig -p 2>/dev/null | grep -m1 'libOpenCL.so.1 ' | sed 's/.*=> //')
 {
-  echo "# cl_ext_device_malloc on NVIDIA's OpenCL driver through the layer"
+  echo "# cl_ext_device_malloc's tests through the layer on $driver"
   echo
-  echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)."
+  echo "Run $when on $(hostname)."
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
     sed 's/^/GPU: /'
-  echo "Pack: $(md5sum "$root/MANIFEST" | cut -c1-12) (MANIFEST checksum)"
-  echo "The machine's own libOpenCL.so.1: $(ldconfig -p 2>/dev/null | grep -m1 'libOpenCL.so.1 ' |
-    sed 's/.*=> //') (not used: the tests run on the pack's two loaders)"
+  echo "Pack: revision $revision, MANIFEST checksum $manifest"
+  echo "The machine's own libOpenCL.so.1: $system_loader (not used: the tests run on the pack's two loaders)"
   echo
   echo "Suites: *e2e* = the end-to-end tests and examples (tests/e2e, tests/examples);"
-  echo "*allocator* = the device allocator's tests (tests/device) of the variant the PTX route"
-  echo "uses, reaching NVIDIA's driver through the layer."
+  echo "*allocator* = the device allocator's tests (tests/device) of the variants the PTX route"
+  echo "uses (cl12, nv), reaching the driver through the layer."
   echo
   echo "| test | suite | loader | result | seconds |"
   echo "|---|---|---|---|---|"
@@ -74,8 +78,8 @@ while IFS='|' read -r name loader exe datadir envs args; do
   fi
   data=$(echo "$datadir" | sed "s|^@/|$root/data/|")
   old_ifs=$IFS
-  IFS='|'
-  # shellcheck disable=SC2086
+  IFS='|' # the arguments, split at "|" only
+  # shellcheck disable=SC2046
   set -- $(echo "$args" | sed "s|@/|$root/data/|g")
   IFS=$old_ifs
   case $exe in cldm-*) [ $# -gt 0 ] || set -- "$root/data/examples/spv" ;; esac
@@ -92,6 +96,7 @@ while IFS='|' read -r name loader exe datadir envs args; do
     mkdir -p "$CLDM_CACHE_DIR"
     old_ifs=$IFS
     IFS=,
+    # shellcheck disable=SC2163 # each e is KEY=VALUE
     for e in $envs; do [ -n "$e" ] && export "$e"; done
     IFS=$old_ifs
     exec timeout "$limit" "$root/bin/$exe" "$@"
@@ -109,7 +114,7 @@ while IFS='|' read -r name loader exe datadir envs args; do
   fi
   echo "| $name | $(suite_of "$exe") | $loader | $result | $secs |" >> "$summary"
   echo "$(suite_of "$exe") $rc" >> "$work/results"
-  echo "[gpu-run] $name: $result ($secs s)" >&2
+  echo "[run-tests] $name: $result ($secs s)" >&2
 done < "$root/tests.list"
 
 {
@@ -132,5 +137,5 @@ done < "$root/tests.list"
 done < "$work/failed"
 # the pack's location means nothing elsewhere: replaced by <pack>
 sed -i "s#$root/#<pack>/#g" "$summary"
-echo "[gpu-run] $pass passed, $fail failed; summary in $summary" >&2
+echo "[run-tests] $pass passed, $fail failed, $skipped not run; summary in $summary" >&2
 [ $fail -eq 0 ] && [ $skipped -eq 0 ]
