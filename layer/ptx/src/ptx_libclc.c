@@ -3,7 +3,7 @@
  * is, in this order:
  *   1. $CLDM_LIBCLC_DIR (if set, the file must be there: no silent fallback);
  *   2. next to libcldm-ptx.so (found with dladdr), then ../share/clc relative to it: the
- *      layout of a self-contained bundle (tools/gpu-pack.sh);
+ *      layout of a self-contained bundle (tools/nvidia/pack.sh);
  *   3. the directory compiled in (CLDM_PTX_LIBCLC_DEFAULT_DIR, Debian's /usr/lib/clc).
  * The file's bytes are kept for the process and re-read when its size or time changes.
  */
