@@ -48,7 +48,7 @@ extern cl_uint cldm_next_entries;
 /* True when the next table has a non-NULL entry `fn` (never reads past its length). */
 #define CLDM_NEXT_HAS(fn) (cldm_next && CLDM_SLOT(fn) < cldm_next_entries && cldm_next->fn)
 
-/* ---- layer_log.c: messages on stderr, filtered by CLDM_LOG (README "Knobs") ------------ */
+/* ---- layer_log.c: messages on stderr, filtered by CLDM_LOG (README "Settings") ------------ */
 
 typedef enum cldm_log_level {
   CLDM_LOG_NONE = 0,
@@ -61,7 +61,7 @@ typedef enum cldm_log_level {
 void cldm_log(cldm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cldm_log_enabled(cldm_log_level level);
 
-/* ---- layer_config.c: the other knobs (README "Knobs") ----------------------------------- */
+/* ---- layer_config.c: the other knobs (README "Settings") ----------------------------------- */
 
 /* Default heap size in bytes: CLDM_HEAP_SIZE (bytes, K/M/G suffixes) or 8 MiB. */
 size_t cldm_config_default_heap_size(void);

@@ -1,5 +1,5 @@
 /*
- * layer_config.c — the environment knobs documented in README ("Knobs"), read once, on first
+ * layer_config.c — the environment knobs documented in README ("Settings"), read once, on first
  * use; a value that is not understood is reported (at log level error) and ignored:
  *   CLDM_HEAP_SIZE   default heap size in bytes, K/M/G suffixes allowed (default: 8M)
  *   CLDM_DUMP_DIR    directory where lowered SPIR-V modules are written (default: unset)

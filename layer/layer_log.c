@@ -1,5 +1,5 @@
 /*
- * layer_log.c — the layer's messages on stderr, filtered by the knob CLDM_LOG (README "Knobs"):
+ * layer_log.c — the layer's messages on stderr, filtered by the knob CLDM_LOG (README "Settings"):
  * none | error | warn | info | debug, or 0..4 (default: error). Read once, on first use.
  */
 #include <pthread.h>

@@ -470,7 +470,7 @@ static void expect_cap(const char *ptx, const char *name, const char *want, cons
   free(d);
 }
 
-/* The register cap (spec 3.4, README "Knobs"): no cap by default; CLDM_PTX_MAXNREG=N gives
+/* The register cap (spec 3.4, README "Settings"): no cap by default; CLDM_PTX_MAXNREG=N gives
  * kernels that can take memory .maxnreg N (0, or an empty value: none); kernels that only free
  * (release) or do not allocate (plain, check) never get one. The cap is part of the cache key,
  * so a cached translation with another cap is not reused. */

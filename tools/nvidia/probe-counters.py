@@ -2,7 +2,7 @@
 """tools/nvidia/probe-counters.py — the allocator's path counters per launch, from a probe build's log.
 
 A layer whose allocator was built with -DCLDM_PROBE_COUNTERS=1 (device/cl/cldm_probe.clh) and run
-with CLDM_PROBE_COUNTERS=1 and CLDM_OOM=report (README, "Knobs") prints after each watched launch
+with CLDM_PROBE_COUNTERS=1 and CLDM_OOM=report (README, "Settings") prints after each watched launch
 that moved a counter the counts that launch added
 
     cl_ext_device_malloc: probe KERNEL flushes=N pool_reads=N ...
