@@ -1,6 +1,6 @@
 /*
- * cldm_heap.h — a device heap as layer_heap.c keeps it, for the files that read heaps
- * (layer_heap_read.c); the rest of the layer sees heaps through cldm_layer.h only.
+ * cldm_heap.h — a device heap as layer_heap.c keeps it, and the helpers layer_heap_read.c (the
+ * host's reads of heaps) uses; the rest of the layer sees heaps through cldm_layer.h only.
  */
 #ifndef CLDM_HEAP_H
 #define CLDM_HEAP_H
@@ -26,8 +26,6 @@ typedef struct cldm_heap {
   int context_gone; /* the context was destroyed (destructor callback): its memory went with it */
 } cldm_heap;
 
-/* ---- layer_heap.c ---------------------------------------------------------------------- */
-
 /* The geometry of a heap of a device created now: its heap-size setting rounded down to whole
  * pages, plus the allocator's metadata, but never more than one allocation may be
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the usable size instead
@@ -42,9 +40,10 @@ cldm_heap *cldm_heap_get(cl_context context, cl_device_id device, cldm_heap *cop
 void cldm_heap_release(cldm_heap *h, int blocking);
 /* Stores the counts of the last report of heap h (held). */
 void cldm_heap_set_totals(cldm_heap *h, const cldm_check_totals *totals);
-
-/* ---- layer_heap_read.c ------------------------------------------------------------------ */
-
+/* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host
+ * memory `host`, on `queue`: ordered after every command enqueued on it before. */
+cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
+                      void *host, int write);
 /* Reads heap h whole on `queue` and prints its inspection (checked mode), labelled `when`;
  * *damaged (if not NULL): its live blocks with damaged guard bytes. */
 cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,

@@ -11,8 +11,8 @@
  * the dispatch table by layer_init.c) after its internal interface. Apart from the next
  * table (cldm_next, set by layer_init.c, read by all), the modules use each other without
  * cycles, each only modules to its left:
- *   log, config, map, info, check < device, ptx < query, heap < lifetime < heap_api < program
- *   < binary < clc < source < build < link < kernel, extfn < enqueue < init
+ *   log, config, map, info, check < device, ptx < query, heap < heap_read < lifetime < heap_api
+ *   < program < binary < clc < source < build < link < kernel, extfn < enqueue < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -261,15 +261,6 @@ void cldm_heap_hold_until(const cldm_heap_binding *binding, cl_event event);
 void cldm_heap_let_go(const cldm_heap_binding *binding);
 /* Sets argument `index` of `kernel` to the heap. */
 cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *binding);
-/* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
- * `queue` after the commands enqueued before (spec 1.3). */
-cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
-                      cl_device_heap_info_ext name, cl_ulong *value);
-/* Checked mode and CLDM_OOM, after a kernel named `kernel` that used the heap of (context,
- * device) completed: reads the heap's counters (and check area) through `queue`, reports
- * (layer_check.c; CLDM_OOM=abort may abort) and empties the event log. */
-cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
-                              const char *kernel);
 /* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4), the heap held
  * until the reset completed. */
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
@@ -285,6 +276,18 @@ void cldm_heap_reap(cl_context context, cl_uint pending, int wait);
 /* The contexts that have a heap of `device` (of any device if NULL), each once, in a new
  * array (free it) of *n; NULL if there are none or memory is short. */
 cl_context *cldm_heap_contexts(cl_device_id device, size_t *n);
+
+/* ---- layer_heap_read.c: what the host reads of heaps (spec 1.3, 2.4, 2.5) ---------------- */
+
+/* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
+ * `queue` after the commands enqueued before (spec 1.3). */
+cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
+                      cl_device_heap_info_ext name, cl_ulong *value);
+/* Checked mode and CLDM_OOM, after a kernel named `kernel` that used the heap of (context,
+ * device) completed: reads the heap's counters (and check area) through `queue`, reports
+ * (layer_check.c; CLDM_OOM=abort may abort) and empties the event log. */
+cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
+                              const char *kernel);
 
 /* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 

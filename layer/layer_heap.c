@@ -32,12 +32,15 @@
  * looks free while a launch of it still waits for a user event). A heap found unreachable while
  * held is retired: unlinked (no new command can bind it) and freed by the callback of its last
  * command, never by a thread of the application waiting for it. Freeing from a callback makes
- * no blocking call (OpenCL 3.0 section 5.11 leaves those undefined there).
+ * no blocking call (the OpenCL specification of clSetEventCallback leaves those undefined in a
+ * callback).
  *
  * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
  * modules' event log), and a heap freed at context release is first read whole and inspected
- * for leaks and damaged blocks (layer_heap_read.c has the host's reads of a heap).
+ * for leaks and damaged blocks (cldm_heap_inspect; layer_heap_read.c has the other reads of a
+ * heap by the host).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -237,6 +240,35 @@ void cldm_heap_set_totals(cldm_heap *h, const cldm_check_totals *totals) {
   pthread_mutex_lock(&cldm_heaps_lock);
   h->totals = *totals;
   pthread_mutex_unlock(&cldm_heaps_lock);
+}
+
+cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
+                      void *host, int write) {
+  if (h->svm) {
+    unsigned char *dev = (unsigned char *)h->svm_ptr + offset;
+    return cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, write ? (void *)dev : host,
+                                         write ? host : (void *)dev, size, 0, NULL, NULL);
+  }
+  if (write)
+    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL,
+                                           NULL);
+  return cldm_next->clEnqueueReadBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL, NULL);
+}
+
+cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,
+                         uint64_t *damaged) {
+  void *bytes = malloc(h->geom.buffer_bytes);
+  if (!bytes)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = cldm_heap_copy(h, queue, 0, h->geom.buffer_bytes, bytes, 0);
+  uint64_t base = h->svm ? (uint64_t)(uintptr_t)h->svm_ptr : 0;
+  if (err == CL_SUCCESS && !base) /* a buffer: the address the checked modules stored */
+    base = cldm_check_heap_base(bytes, h->geom.buffer_bytes);
+  if (err == CL_SUCCESS &&
+      cldm_check_report_heap(when, bytes, h->geom.buffer_bytes, base, damaged) != 0)
+    err = CL_OUT_OF_RESOURCES;
+  free(bytes);
+  return err;
 }
 
 cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {

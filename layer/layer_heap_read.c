@@ -31,37 +31,6 @@ static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
   return CL_SUCCESS;
 }
 
-/* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host
- * memory `host`, on `queue`: ordered after every command enqueued on it before. */
-static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
-                             void *host, int write) {
-  if (h->svm) {
-    unsigned char *dev = (unsigned char *)h->svm_ptr + offset;
-    return cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, write ? (void *)dev : host,
-                                         write ? host : (void *)dev, size, 0, NULL, NULL);
-  }
-  if (write)
-    return cldm_next->clEnqueueWriteBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL,
-                                           NULL);
-  return cldm_next->clEnqueueReadBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL, NULL);
-}
-
-cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,
-                         uint64_t *damaged) {
-  void *bytes = malloc(h->geom.buffer_bytes);
-  if (!bytes)
-    return CL_OUT_OF_HOST_MEMORY;
-  cl_int err = cldm_heap_copy(h, queue, 0, h->geom.buffer_bytes, bytes, 0);
-  uint64_t base = h->svm ? (uint64_t)(uintptr_t)h->svm_ptr : 0;
-  if (err == CL_SUCCESS && !base) /* a buffer: the address the checked modules stored */
-    base = cldm_check_heap_base(bytes, h->geom.buffer_bytes);
-  if (err == CL_SUCCESS &&
-      cldm_check_report_heap(when, bytes, h->geom.buffer_bytes, base, damaged) != 0)
-    err = CL_OUT_OF_RESOURCES;
-  free(bytes);
-  return err;
-}
-
 /* CLDM_PROBE_COUNTERS=1: the path counters (device/cl/cldm_probe.clh) that the launch of
  * `kernel` added to the header's, whose values at the last report are in `last` (a count below
  * its last value: the heap was reset, and the launch added the count itself), one line to stderr
