@@ -110,7 +110,7 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
   if (err == CL_SUCCESS) {
     err = cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
                                             local_size, num_events, wait_list, ev);
-    cldm_enqueue_done(queue, kernel, watched, err, *ev, &binding);
+    cldm_enqueue_done(queue, kernel, watched, err, err == CL_SUCCESS ? *ev : NULL, &binding);
   }
   if (watched)
     pthread_mutex_unlock(&cldm_enqueue_watch_lock);
@@ -134,7 +134,7 @@ cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, 
   cl_int err = cldm_enqueue_bind(queue, kernel, rec, &binding);
   if (err == CL_SUCCESS) {
     err = cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, ev);
-    cldm_enqueue_done(queue, kernel, watched, err, *ev, &binding);
+    cldm_enqueue_done(queue, kernel, watched, err, err == CL_SUCCESS ? *ev : NULL, &binding);
   }
   if (watched)
     pthread_mutex_unlock(&cldm_enqueue_watch_lock);

@@ -483,7 +483,11 @@ void cldm_heap_reap(cl_context context, cl_uint pending, int wait) {
   cldm_heap *heaps = cldm_heap_copies(context, &n);
   pthread_mutex_unlock(&cldm_heaps_lock);
   if (n) {
-    cldm_heap_detach(heaps, n);
+    /* while commands that use a heap are pending, a blocking read of it could wait for them
+     * (on a driver that orders commands on one memory object across queues), and their own
+     * events hold the context anyway */
+    if (!held)
+      cldm_heap_detach(heaps, n);
     cl_uint refs = cldm_heap_context_refcount(context);
     struct timespec ms = {0, 1000000};
     for (int i = 0; wait && !held && i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
