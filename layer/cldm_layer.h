@@ -12,8 +12,9 @@
  * table (cldm_next and cldm_next_entries, set by layer_init.c, read by all), the modules use
  * each other without cycles, each only modules to its left (the modules of one group, between
  * commas, not each other); tests/layer/module_map.py checks it on the object files:
- *   log, map, info < config < check, ptx < device < query, heap < lifetime < heap_api, program
- *   < clc, binary, il < source < build < link < kernel, extfn < enqueue < init
+ *   log, map, info < config < check, ptx < device < query, heap < heap_read < lifetime
+ *   < heap_api, program < clc, binary, il < source < build < link < kernel, extfn < enqueue
+ *   < init
  */
 #ifndef CLDM_LAYER_H
 #define CLDM_LAYER_H
@@ -252,18 +253,43 @@ void *CL_API_CALL clGetExtensionFunctionAddress_wrap(const char *name);
 
 /* ---- layer_heap.c: heaps per (context, device) (spec 1.2-1.4, 1.7) ----------------------- */
 
-/* How a kernel's hidden argument is set for a heap. */
+/* How a kernel's hidden argument is set for a heap, and the heap held for the launch. */
 typedef struct cldm_heap_binding {
   int svm;
   void *svm_ptr;
   cl_mem buf;
+  struct cldm_heap *heap;
 } cldm_heap_binding;
 
-/* The heap of (context, device), created and initialised (blocking) if it does not exist.
- * CL_OUT_OF_RESOURCES (and a logged reason) if it cannot be created. */
+/* The heap of (context, device), created and initialised (blocking) if it does not exist, held
+ * for one command: its memory stays until the hold is let go (cldm_heap_hold_until or
+ * cldm_heap_let_go, exactly one of them). CL_OUT_OF_RESOURCES (and a logged reason) if it
+ * cannot be created; nothing is held then. */
 cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding);
+/* Lets go of the hold of `binding` once the command of `event` completed (an event callback),
+ * or now: after an enqueue that failed, or once the command is known to have completed. */
+void cldm_heap_hold_until(const cldm_heap_binding *binding, cl_event event);
+void cldm_heap_let_go(const cldm_heap_binding *binding);
 /* Sets argument `index` of `kernel` to the heap. */
 cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *binding);
+/* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4), the heap held
+ * until the reset completed. */
+cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
+                               cl_uint num_events, const cl_event *wait_list, cl_event *event);
+/* 1 if any heap exists (cheap; release fast paths). */
+int cldm_heap_any(void);
+/* After a release of an object of `context`, once the application holds no handle to it:
+ * frees its heaps if, after `pending` more releases of the context by the caller, only the
+ * heaps' own references would remain (a heap that commands still use goes once they
+ * completed); with `wait`, gives the driver's own references a moment to go first unless such
+ * commands are pending (layer_heap.c, CLDM_REAP_WAIT_MS). */
+void cldm_heap_reap(cl_context context, cl_uint pending, int wait);
+/* The contexts that have a heap of `device` (of any device if NULL), each once, in a new
+ * array (free it) of *n; NULL if there are none or memory is short. */
+cl_context *cldm_heap_contexts(cl_device_id device, size_t *n);
+
+/* ---- layer_heap_read.c: what the host reads of heaps (spec 1.3, 2.4, 2.5) ---------------- */
+
 /* Statistic `name` (CL_DEVICE_HEAP_INFO_*) of the heap of (context, device), read through
  * `queue` after the commands enqueued before (spec 1.3). */
 cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
@@ -273,19 +299,6 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
  * (layer_check.c; CLDM_OOM=abort may abort) and empties the event log. */
 cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
                               const char *kernel);
-/* Enqueues the reset of the heap of (context, device) on `queue` (spec 1.4). */
-cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
-                               cl_uint num_events, const cl_event *wait_list, cl_event *event);
-/* 1 if any heap exists (cheap; release fast paths). */
-int cldm_heap_any(void);
-/* After a release of an object of `context`, once the application holds no handle to it:
- * frees its heaps if, after `pending` more releases of the context by the caller, only the
- * heaps' own references would remain; with `wait`, gives the driver's own references a
- * moment to go first (layer_heap.c, CLDM_REAP_WAIT_MS). */
-void cldm_heap_reap(cl_context context, cl_uint pending, int wait);
-/* The contexts that have a heap of `device` (of any device if NULL), each once, in a new
- * array (free it) of *n; NULL if there are none or memory is short. */
-cl_context *cldm_heap_contexts(cl_device_id device, size_t *n);
 
 /* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 

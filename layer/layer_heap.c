@@ -24,46 +24,46 @@
  * still running at the last release) get a moment at the release of the context and are
  * looked at again by later sweeps (layer_lifetime.c).
  *
+ * Commands that use the heap: every launch bound to it and every reset holds the heap
+ * (cldm_heap.holds) from its enqueue until its event's completion callback lets go
+ * (cldm_heap_hold_until), so the heap's memory is never freed under a command that has not
+ * completed, whatever the driver's reference counts say (NVIDIA's count, for one, leaves out
+ * the objects that hold the context, so a context whose last handle the application released
+ * looks free while a launch of it still waits for a user event). A heap found unreachable while
+ * held is retired: unlinked (no new command can bind it) and freed by the callback of its last
+ * command, never by a thread of the application waiting for it. Freeing from a callback makes
+ * no blocking call (the OpenCL specification of clSetEventCallback leaves those undefined in a
+ * callback).
+ *
  * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
- * modules' event log); after each kernel that used the heap (cldm_heap_after_kernel) the layer
- * reads the check area, has layer_check.c print its events and empties the log; a heap freed
- * at context release is first read whole and inspected for leaks and damaged blocks.
- * CLDM_OOM (spec 2.5) reads the header's failed-allocation count after each such kernel.
+ * modules' event log), and a heap freed at context release is first read whole and inspected
+ * for leaks and damaged blocks (cldm_heap_inspect; layer_heap_read.c has the other reads of a
+ * heap by the host).
  */
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cldm_device.h"
+#include "cldm_heap.h"
 #include "cldm_heap_layout.h"
 #include "cldm_layer.h"
 
-typedef struct cldm_heap {
-  struct cldm_heap *next;
-  cl_context context;
-  cl_device_id device;
-  int svm; /* memory kind: 1 SVM, 0 buffer */
-  void *svm_ptr, *svm_pristine;
-  cl_mem buf, pristine;
-  cl_command_queue queue;   /* internal queue: initialisation and detaching */
-  cldm_heap_geometry geom;  /* buffer size, initial image (its prefix), statistics span */
-  cl_uint context_refs;     /* references the heap's objects (memory, queue) hold on the context */
-  cldm_check_totals totals; /* checked mode and CLDM_OOM: counts at the last report */
-} cldm_heap;
-
-/* Locks. cldm_heaps_lock guards the list and is never held across a call into the driver:
- * drivers call back into the layer while holding locks of their own that their other entry
- * points take too (pocl 6.0 runs context destructor callbacks, cldm_heap_context_destroyed,
- * under its global context lock, which any release of an event or memory object may take), so
- * a driver call under it could deadlock against such a callback. cldm_heaps_driver_lock
- * serialises what calls the driver while the list must stay as it saw it: creating a heap
- * (one per (context, device)) and reaping; callbacks never take it. Order: driver lock, then
- * the driver's locks or the list lock. */
+/* Locks. cldm_heaps_lock guards the lists and the heaps' holds, retired and context_gone flags and
+ * totals, and is never held across a call into the driver: drivers call back into the layer while
+ * holding locks of their own that their other entry points take too (pocl 6.0 runs context
+ * destructor callbacks, cldm_heap_context_destroyed, under its global context lock, which any
+ * release of an event or memory object may take), so a driver call under it could deadlock against
+ * such a callback. cldm_heaps_driver_lock serialises what calls the driver while the list must
+ * stay as it saw it: creating a heap (one per (context, device)) and reaping; callbacks never take
+ * it (a command's completion callback that frees a retired heap calls the driver with no lock of
+ * ours held). Order: driver lock, then the driver's locks or the list lock. */
 static pthread_mutex_t cldm_heaps_driver_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cldm_heaps_lock = PTHREAD_MUTEX_INITIALIZER;
-static cldm_heap *cldm_heaps;
-static int cldm_heaps_alive; /* read without the lock on release fast paths */
+static cldm_heap *cldm_heaps;         /* heaps the application can reach */
+static cldm_heap *cldm_heaps_retired; /* unreachable, waiting for their commands */
+static int cldm_heaps_alive;          /* both lists; read without the lock on release fast paths */
 
 int cldm_heap_any(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
 
@@ -149,11 +149,7 @@ static cl_int cldm_heap_write_image(cldm_heap *h, const void *image) {
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
 
-/* The geometry of a heap of a device created now: its heap-size setting rounded down to whole
- * pages, plus the allocator's metadata, but never more than one allocation may be
- * (CL_DEVICE_MAX_MEM_ALLOC_SIZE): there the metadata comes out of the usable size instead
- * (spec 1.2). 0, or -1 if that leaves less than the minimum heap. */
-static int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
+int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
   if (cldm_config_check()) /* checked mode: with the check area the checked modules use */
     return cldm_heap_geometry_for_request_checked(st->heap_size, st->max_alloc, g);
   return cldm_heap_geometry_for_request(st->heap_size, st->max_alloc, g);
@@ -196,6 +192,7 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   if (CLDM_NEXT_HAS(clSetContextDestructorCallback))
     cldm_next->clSetContextDestructorCallback(context, cldm_heap_context_destroyed, NULL);
   cldm_device_heap_created(device);
+  h->holds = 1; /* the caller's launch */
   pthread_mutex_lock(&cldm_heaps_lock);
   h->next = cldm_heaps;
   cldm_heaps = h;
@@ -208,58 +205,45 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   return CL_SUCCESS;
 }
 
-static void cldm_heap_binding_of(const cldm_heap *h, cldm_heap_binding *b) {
+static void cldm_heap_binding_of(cldm_heap *h, cldm_heap_binding *b) {
   b->svm = h->svm;
   b->svm_ptr = h->svm_ptr;
   b->buf = h->buf;
+  b->heap = h;
 }
 
-/* The binding of the heap of (context, device) if there is one; 1 if found. */
+/* The binding of the heap of (context, device) if there is one, with a hold taken on it; 1 if
+ * found. */
 static int cldm_heap_lookup(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap *h = cldm_heap_find(context, device);
-  if (h)
+  if (h) {
+    h->holds++;
     cldm_heap_binding_of(h, binding);
+  }
   pthread_mutex_unlock(&cldm_heaps_lock);
   return h != NULL;
 }
 
-cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
-  if (cldm_heap_lookup(context, device, binding))
-    return CL_SUCCESS;
-  pthread_mutex_lock(&cldm_heaps_driver_lock);
-  cl_int err = CL_SUCCESS;
-  if (!cldm_heap_lookup(context, device, binding)) { /* another thread may have created it */
-    cldm_heap *h;
-    err = cldm_heap_create(context, device, &h);
-    if (err == CL_SUCCESS) /* only reaping frees it, which waits for the driver lock */
-      cldm_heap_binding_of(h, binding);
+cldm_heap *cldm_heap_get(cl_context context, cl_device_id device, cldm_heap *copy) {
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  if (h) {
+    h->holds++;
+    *copy = *h;
   }
-  pthread_mutex_unlock(&cldm_heaps_driver_lock);
-  return err;
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  return h;
 }
 
-cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b) {
-  if (b->svm)
-    return cldm_next->clSetKernelArgSVMPointer(kernel, index, b->svm_ptr);
-  return cldm_next->clSetKernelArg(kernel, index, sizeof(cl_mem), &b->buf);
+void cldm_heap_set_totals(cldm_heap *h, const cldm_check_totals *totals) {
+  pthread_mutex_lock(&cldm_heaps_lock);
+  h->totals = *totals;
+  pthread_mutex_unlock(&cldm_heaps_lock);
 }
 
-/* Usable size a heap created now for `device` would have (spec 1.3, no heap yet). */
-static cl_int cldm_heap_prospective_size(cl_device_id device, cl_ulong *value) {
-  cldm_device_state st;
-  cldm_device_snapshot(device, &st);
-  cldm_heap_geometry g;
-  if (cldm_heap_geometry_of(&st, &g) != 0)
-    return CL_OUT_OF_HOST_MEMORY; /* as the heap's creation would fail */
-  *value = g.usable_bytes;
-  return CL_SUCCESS;
-}
-
-/* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host
- * memory `host`, on `queue`: ordered after every command enqueued on it before. */
-static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
-                             void *host, int write) {
+cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t offset, size_t size,
+                      void *host, int write) {
   if (h->svm) {
     unsigned char *dev = (unsigned char *)h->svm_ptr + offset;
     return cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, write ? (void *)dev : host,
@@ -271,9 +255,8 @@ static cl_int cldm_heap_copy(const cldm_heap *h, cl_command_queue queue, size_t 
   return cldm_next->clEnqueueReadBuffer(queue, h->buf, CL_TRUE, offset, size, host, 0, NULL, NULL);
 }
 
-/* Reads heap h whole and prints its inspection (checked mode), labelled `when`. */
-static cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,
-                                uint64_t *damaged) {
+cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, const char *when,
+                         uint64_t *damaged) {
   void *bytes = malloc(h->geom.buffer_bytes);
   if (!bytes)
     return CL_OUT_OF_HOST_MEMORY;
@@ -288,207 +271,25 @@ static cl_int cldm_heap_inspect(const cldm_heap *h, cl_command_queue queue, cons
   return err;
 }
 
-/* CLDM_PROBE_COUNTERS=1: the path counters (device/cl/cldm_probe.clh) that the launch of
- * `kernel` added to the header's, whose values at the last report are in `last` (a count below
- * its last value: the heap was reset, and the launch added the count itself), one line to stderr
- * unless it added none (every launch of a build without the counters: nothing printed). */
-static void cldm_heap_probe_report(const char *kernel, const cldm_heap_header *hdr,
-                                   uint32_t *last) {
-  static const char *const names[] = {"flushes",   "pool_reads",  "flush_rows", "searches",
-                                      "finals",    "late_rounds", "stamped",    "again",
-                                      "exhausted", "borrows",     "refills"};
-  _Static_assert(sizeof names / sizeof names[0] == CLDM_HDR_PROBE_WORDS, "a name per counter");
-  _Static_assert(sizeof((cldm_check_totals *)0)->probe == 4 * CLDM_HDR_PROBE_WORDS, "a count each");
-  const cldm_u32 *words = (const cldm_u32 *)hdr;
-  uint32_t added[CLDM_HDR_PROBE_WORDS], any = 0;
-  for (unsigned i = 0; i < CLDM_HDR_PROBE_WORDS; i++) {
-    uint32_t now = words[CLDM_HDR_WORD_PROBE + i];
-    added[i] = now >= last[i] ? now - last[i] : now;
-    last[i] = now;
-    any |= added[i];
-  }
-  if (!any)
-    return;
-  fprintf(stderr, "cl_ext_device_malloc: probe %s", kernel);
-  for (unsigned i = 0; i < CLDM_HDR_PROBE_WORDS; i++)
-    fprintf(stderr, " %s=%u", names[i], (unsigned)added[i]);
-  fprintf(stderr, "\n");
-}
-
-cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
-                              const char *kernel) {
-  pthread_mutex_lock(&cldm_heaps_lock);
-  cldm_heap *h = cldm_heap_find(context, device);
-  cldm_heap copy;
-  if (h)
-    copy = *h;
-  pthread_mutex_unlock(&cldm_heaps_lock);
-  if (!h)
+cl_int cldm_heap_acquire(cl_context context, cl_device_id device, cldm_heap_binding *binding) {
+  if (cldm_heap_lookup(context, device, binding))
     return CL_SUCCESS;
-  cldm_heap_header hdr;
-  cl_int err = cldm_heap_copy(&copy, queue, 0, sizeof hdr, &hdr, 0);
-  if (err != CL_SUCCESS)
-    return err;
-  if (hdr.magic != CLDM_HEAP_MAGIC || hdr.layout_version != CLDM_HEAP_LAYOUT_VERSION) {
-    fprintf(stderr, "cl_ext_device_malloc: kernel %s: the heap's header is damaged\n", kernel);
-    return CL_SUCCESS;
+  pthread_mutex_lock(&cldm_heaps_driver_lock);
+  cl_int err = CL_SUCCESS;
+  if (!cldm_heap_lookup(context, device, binding)) { /* another thread may have created it */
+    cldm_heap *h;
+    err = cldm_heap_create(context, device, &h);
+    if (err == CL_SUCCESS) /* created with the caller's hold */
+      cldm_heap_binding_of(h, binding);
   }
-  uint64_t failed = ((uint64_t)hdr.failed_hi << 32) | hdr.failed_lo;
-  cldm_check_totals totals = copy.totals;
-  if (cldm_config_probe())
-    cldm_heap_probe_report(kernel, &hdr, totals.probe);
-  /* a reset restarts the count at 0 */
-  uint64_t new_failed = failed >= totals.failed ? failed - totals.failed : failed;
-  totals.failed = failed;
-  size_t area_bytes = cldm_check_area_bytes(&copy.geom);
-  void *area = NULL;
-  if (area_bytes && cldm_hdr_check_offset(hdr) == copy.geom.check_offset) {
-    area = malloc(area_bytes);
-    if (!area)
-      return CL_OUT_OF_HOST_MEMORY;
-    err = cldm_heap_copy(&copy, queue, copy.geom.check_offset, area_bytes, area, 0);
-    if (err == CL_SUCCESS) {
-      cldm_check_report_kernel(kernel, area, area_bytes, copy.geom.check_capacity, &totals);
-      uint32_t claimed;
-      memcpy(&claimed, area, sizeof claimed);
-      if (claimed) { /* empty the log: the claim counter, then the entries written */
-        size_t used = (size_t)CLDM_CHECK_ENTRY_BYTES *
-                      (claimed < copy.geom.check_capacity ? claimed : copy.geom.check_capacity);
-        memset(area, 0, area_bytes);
-        err = cldm_heap_copy(&copy, queue, copy.geom.check_offset, 4, area, 1);
-        if (err == CL_SUCCESS)
-          err = cldm_heap_copy(&copy, queue, copy.geom.check_offset + CLDM_CHECK_AREA_HEADER_BYTES,
-                               used, area, 1);
-      }
-    }
-    free(area);
-  }
-  pthread_mutex_lock(&cldm_heaps_lock);
-  h = cldm_heap_find(context, device);
-  if (h)
-    h->totals = totals;
-  pthread_mutex_unlock(&cldm_heaps_lock);
-  cldm_heap_census *census = NULL; /* CLDM_OOM: where the heap's memory is, after a NULL */
-  if (new_failed && cldm_config_oom() != CLDM_OOM_NULL) {
-    void *span = malloc(copy.geom.stats_span);
-    census = malloc(sizeof *census);
-    if (!span || !census ||
-        cldm_heap_copy(&copy, queue, 0, copy.geom.stats_span, span, 0) != CL_SUCCESS ||
-        cldm_heap_census_decode(span, copy.geom.stats_span, census) != 0) {
-      free(census);
-      census = NULL;
-    }
-    free(span);
-  }
-  cldm_check_report_oom(kernel, new_failed, copy.geom.usable_bytes, census); /* may abort */
-  free(census);
+  pthread_mutex_unlock(&cldm_heaps_driver_lock);
   return err;
 }
 
-/* The checked-mode queries (spec 2.4) of heap h. */
-static cl_int cldm_heap_check_info(cl_command_queue queue, const cldm_heap *h,
-                                   cl_device_heap_info_ext name, cl_ulong *value) {
-  *value = 0;
-  if (name == CL_DEVICE_HEAP_INFO_CHECKED_EXT) {
-    *value = h->geom.check_offset != 0;
-    return cldm_next->clFinish(queue);
-  }
-  if (!h->geom.check_offset)
-    return cldm_next->clFinish(queue); /* not checked: no such events */
-  if (name == CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT)
-    return cldm_heap_inspect(h, queue, "inspection", value);
-  size_t area_bytes = cldm_check_area_bytes(&h->geom);
-  void *area = malloc(area_bytes);
-  if (!area)
-    return CL_OUT_OF_HOST_MEMORY;
-  cl_int err = cldm_heap_copy(h, queue, h->geom.check_offset, area_bytes, area, 0);
-  cldm_check_log log;
-  if (err == CL_SUCCESS &&
-      cldm_check_log_decode(area, area_bytes, h->geom.check_capacity, &log, NULL, 0) == 0) {
-    switch (name) {
-    case CL_DEVICE_HEAP_INFO_DOUBLE_FREES_EXT:
-      *value = log.counts[CLDM_CHECK_FREE_DOUBLE];
-      break;
-    case CL_DEVICE_HEAP_INFO_INTERIOR_FREES_EXT:
-      *value = log.counts[CLDM_CHECK_FREE_INTERIOR];
-      break;
-    case CL_DEVICE_HEAP_INFO_OUTSIDE_FREES_EXT:
-      *value = log.counts[CLDM_CHECK_FREE_OUTSIDE];
-      break;
-    case CL_DEVICE_HEAP_INFO_UNALLOCATED_FREES_EXT:
-      *value = log.counts[CLDM_CHECK_FREE_UNALLOCATED];
-      break;
-    case CL_DEVICE_HEAP_INFO_OVERFLOWS_EXT:
-      *value = log.counts[CLDM_CHECK_OVERFLOW];
-      break;
-    default: /* CL_DEVICE_HEAP_INFO_LOST_EVENTS_EXT: counted, not logged, as reported */
-      *value = h->totals.lost;
-      break;
-    }
-  }
-  free(area);
-  return err;
-}
-
-cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id device,
-                      cl_device_heap_info_ext name, cl_ulong *value) {
-  pthread_mutex_lock(&cldm_heaps_lock);
-  cldm_heap *h = cldm_heap_find(context, device);
-  cldm_heap copy;
-  if (h)
-    copy = *h; /* the heap outlives this call: the caller's queue keeps its context alive */
-  pthread_mutex_unlock(&cldm_heaps_lock);
-  if (!h) {
-    cl_int err = cldm_next->clFinish(queue); /* "as of all commands enqueued before" */
-    if (err != CL_SUCCESS)
-      return err;
-    *value = name == CL_DEVICE_HEAP_INFO_CHECKED_EXT ? (cl_ulong)cldm_config_check() : 0;
-    return name == CL_DEVICE_HEAP_INFO_SIZE_EXT ? cldm_heap_prospective_size(device, value)
-                                                : CL_SUCCESS;
-  }
-  if (name >= CL_DEVICE_HEAP_INFO_CHECKED_EXT && name <= CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT)
-    return cldm_heap_check_info(queue, &copy, name, value);
-  size_t span = copy.geom.stats_span;
-  void *bytes = malloc(span);
-  if (!bytes)
-    return CL_OUT_OF_HOST_MEMORY;
-  /* blocking reads on the caller's queue: ordered after every command enqueued before */
-  cl_int err =
-      copy.svm
-          ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy.svm_ptr, span, 0, NULL, NULL)
-          : cldm_next->clEnqueueReadBuffer(queue, copy.buf, CL_TRUE, 0, span, bytes, 0, NULL, NULL);
-  cldm_heap_stats stats;
-  if (err == CL_SUCCESS && cldm_heap_stats_decode(bytes, span, &stats) != 0) {
-    cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
-    err = CL_OUT_OF_RESOURCES;
-  }
-  free(bytes);
-  if (err != CL_SUCCESS)
-    return err;
-  switch (name) {
-  case CL_DEVICE_HEAP_INFO_SIZE_EXT:
-    *value = stats.size;
-    break;
-  case CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT:
-    *value = stats.bytes_in_use;
-    break;
-  case CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT:
-    *value = stats.bytes_held;
-    break;
-  case CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT:
-    *value = stats.peak_bytes_held;
-    break;
-  case CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT:
-    *value = stats.live_allocations;
-    break;
-  case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT:
-    *value = stats.failed_allocations;
-    break;
-  default:
-    *value = stats.invalid_frees;
-    break;
-  }
-  return CL_SUCCESS;
+cl_int cldm_heap_bind(cl_kernel kernel, cl_uint index, const cldm_heap_binding *b) {
+  if (b->svm)
+    return cldm_next->clSetKernelArgSVMPointer(kernel, index, b->svm_ptr);
+  return cldm_next->clSetKernelArg(kernel, index, sizeof(cl_mem), &b->buf);
 }
 
 cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_device_id device,
@@ -498,49 +299,82 @@ cl_int cldm_heap_enqueue_reset(cl_command_queue queue, cl_context context, cl_de
   cldm_heap copy;
   if (h) {
     memset(&h->totals, 0, sizeof h->totals); /* the counters restart at 0 */
+    h->holds++;                              /* the reset's, until it completed */
     copy = *h;
   }
   pthread_mutex_unlock(&cldm_heaps_lock);
   if (!h) /* nothing to reset; still an ordered command (spec 1.4) */
     return cldm_next->clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event);
-  if (copy.svm)
-    return cldm_next->clEnqueueSVMMemcpy(queue, CL_FALSE, copy.svm_ptr, copy.svm_pristine,
-                                         copy.geom.image_bytes, num_events, wait_list, event);
-  return cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0, copy.geom.image_bytes,
-                                        num_events, wait_list, event);
+  cl_event own = NULL, *ev = event ? event : &own;
+  cl_int err =
+      copy.svm ? cldm_next->clEnqueueSVMMemcpy(queue, CL_FALSE, copy.svm_ptr, copy.svm_pristine,
+                                               copy.geom.image_bytes, num_events, wait_list, ev)
+               : cldm_next->clEnqueueCopyBuffer(queue, copy.pristine, copy.buf, 0, 0,
+                                                copy.geom.image_bytes, num_events, wait_list, ev);
+  cldm_heap_binding b;
+  cldm_heap_binding_of(h, &b);
+  if (err == CL_SUCCESS)
+    cldm_heap_hold_until(&b, *ev);
+  else
+    cldm_heap_let_go(&b);
+  if (own)
+    cldm_next->clReleaseEvent(own);
+  return err;
 }
 
-/* Unlinks every heap of `context` into *out; caller holds the list lock. Returns the references
- * those heaps hold on the context. */
-static cl_uint cldm_heap_unlink_context(cl_context context, cldm_heap **out) {
-  cl_uint refs = 0;
+/* Takes every heap of `context` off the list of reachable heaps: into *out those that nothing
+ * holds, onto the retired list those still held (marked context_gone if `gone`); caller holds
+ * the list lock. Returns how many were retired. */
+static int cldm_heap_unlink_context(cl_context context, cldm_heap **out, int gone) {
+  int retired = 0;
   for (cldm_heap **pp = &cldm_heaps; *pp;) {
     cldm_heap *h = *pp;
     if (h->context == context) {
       *pp = h->next;
-      h->next = *out;
-      *out = h;
-      refs += h->context_refs;
+      if (h->holds) {
+        h->retired = 1;
+        h->next = cldm_heaps_retired;
+        cldm_heaps_retired = h;
+        retired++;
+      } else {
+        h->next = *out;
+        *out = h;
+      }
     } else
       pp = &h->next;
   }
-  return refs;
-}
-
-/* References the heaps of `context` hold on it; caller holds the list lock. */
-static cl_uint cldm_heap_refs_held(cl_context context) {
-  cl_uint refs = 0;
-  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+  for (cldm_heap *h = cldm_heaps_retired; gone && h; h = h->next)
     if (h->context == context)
+      h->context_gone = 1;
+  return retired;
+}
+
+/* References the heaps of `context` hold on it, and in *held whether any of them is held;
+ * caller holds the list lock. */
+static cl_uint cldm_heap_refs_held(cl_context context, int *held) {
+  cl_uint refs = 0;
+  *held = 0;
+  for (cldm_heap *h = cldm_heaps; h; h = h->next)
+    if (h->context == context) {
       refs += h->context_refs;
+      *held |= h->holds != 0;
+    }
   return refs;
 }
 
-static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
+/* Frees (with `free_memory`: the context is alive) and forgets the heaps of `list`, which
+ * nothing holds any more. `blocking`: the caller may make blocking calls (not a callback), which
+ * the checked-mode leak report needs. */
+static void cldm_heap_destroy_list(cldm_heap *list, int free_memory, int blocking) {
   while (list) {
     cldm_heap *next = list->next;
-    if (free_memory && list->geom.check_offset) /* checked mode: the leak report */
+    if (free_memory && list->geom.check_offset && blocking) /* checked mode: the leak report */
       cldm_heap_inspect(list, list->queue, "context release", NULL);
+    else if (free_memory && list->geom.check_offset)
+      cldm_log(CLDM_LOG_WARN,
+               "the device heap of context %p, device %p is freed after its last command "
+               "completed, from the driver's callback, which cannot read it: no leak report",
+               (void *)list->context, (void *)list->device);
     if (free_memory)
       cldm_heap_free_memory(list);
     cldm_device_heap_released(list->device);
@@ -550,6 +384,44 @@ static void cldm_heap_destroy_list(cldm_heap *list, int free_memory) {
     free(list);
     list = next;
   }
+}
+
+void cldm_heap_release(cldm_heap *h, int blocking) {
+  pthread_mutex_lock(&cldm_heaps_lock);
+  int last = --h->holds == 0 && h->retired;
+  int gone = h->context_gone;
+  if (last)
+    for (cldm_heap **pp = &cldm_heaps_retired; *pp; pp = &(*pp)->next)
+      if (*pp == h) {
+        *pp = h->next;
+        break;
+      }
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (last) {
+    h->next = NULL;
+    /* a layer de-initialised at the process's exit has no driver to call any more */
+    cldm_heap_destroy_list(h, !gone && cldm_next, blocking);
+  }
+}
+
+void cldm_heap_let_go(const cldm_heap_binding *binding) { cldm_heap_release(binding->heap, 1); }
+
+static void CL_CALLBACK cldm_heap_command_done(cl_event event, cl_int status, void *heap) {
+  (void)event;
+  (void)status; /* CL_COMPLETE or an error: either way the command is over */
+  cldm_heap_release(heap, 0);
+}
+
+void cldm_heap_hold_until(const cldm_heap_binding *binding, cl_event event) {
+  if (CLDM_NEXT_HAS(clSetEventCallback) &&
+      cldm_next->clSetEventCallback(event, CL_COMPLETE, cldm_heap_command_done, binding->heap) ==
+          CL_SUCCESS)
+    return;
+  /* The command's end cannot be seen: the heap stays held, so its memory lives until the
+   * process ends rather than being freed under the command. */
+  cldm_log(CLDM_LOG_ERROR,
+           "cannot watch a command that uses the device heap %p: it is kept until the process ends",
+           (void *)binding->heap);
 }
 
 /* Copies of the heaps of `context` (n of them) into a new array, or NULL if it has none or
@@ -569,7 +441,7 @@ static cldm_heap *cldm_heap_copies(cl_context context, size_t *n) {
 
 /* Makes the last command event of each heap object one of the heap's internal queue (see the
  * header): a blocking 16-byte read of each. Caller holds the driver lock (the objects stay
- * alive: only reaping releases them), not the list lock. */
+ * alive: only reaping takes reachable heaps off the list), not the list lock. */
 static void cldm_heap_detach(const cldm_heap *heaps, size_t n) {
   unsigned char scratch[16];
   for (const cldm_heap *h = heaps; h < heaps + n; h++) {
@@ -591,8 +463,10 @@ static void cldm_heap_detach(const cldm_heap *heaps, size_t n) {
  * context: pocl, for instance, keeps a released queue alive until its commands are done and
  * releases a completed command's event in a worker thread. The heaps would then hold the
  * context for good (nothing of the application's is left to release), so a reap that may wait
- * polls the count for up to this long; a later sweep (cldm_lifetime_sweep) catches commands
- * that run longer. */
+ * polls the count for up to this long, unless a command that uses a heap of the context has
+ * not completed (its completion is the application's business: a launch may wait for a user
+ * event that the application sets only later); a later sweep (cldm_lifetime_sweep) catches
+ * contexts held longer. */
 #define CLDM_REAP_WAIT_MS 200
 
 void cldm_heap_reap(cl_context context, cl_uint pending, int wait) {
@@ -600,32 +474,42 @@ void cldm_heap_reap(cl_context context, cl_uint pending, int wait) {
     return;
   cldm_heap *dead = NULL;
   size_t n = 0;
+  int held = 0;
   pthread_mutex_lock(&cldm_heaps_driver_lock); /* no heap is created or reaped meanwhile */
   pthread_mutex_lock(&cldm_heaps_lock);
   /* A driver whose objects take no counted reference on their context gives ours == 0: the
    * count then holds the application's references alone. */
-  cl_uint ours = cldm_heap_refs_held(context);
+  cl_uint ours = cldm_heap_refs_held(context, &held);
   cldm_heap *heaps = cldm_heap_copies(context, &n);
   pthread_mutex_unlock(&cldm_heaps_lock);
   if (n) {
-    cldm_heap_detach(heaps, n);
+    /* while commands that use a heap are pending, a blocking read of it could wait for them
+     * (on a driver that orders commands on one memory object across queues), and their own
+     * events hold the context anyway */
+    if (!held)
+      cldm_heap_detach(heaps, n);
     cl_uint refs = cldm_heap_context_refcount(context);
     struct timespec ms = {0, 1000000};
-    for (int i = 0; wait && i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
+    for (int i = 0; wait && !held && i < CLDM_REAP_WAIT_MS && refs > ours + pending; i++) {
       nanosleep(&ms, NULL);
       refs = cldm_heap_context_refcount(context);
     }
-    cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released",
-             (void *)context, refs, ours, pending);
+    cldm_log(CLDM_LOG_DEBUG, "context %p: %u references, %u held by heaps, %u being released%s",
+             (void *)context, refs, ours, pending,
+             held ? ", commands using its heaps pending" : "");
     if (refs == ours + pending) {
       pthread_mutex_lock(&cldm_heaps_lock);
-      cldm_heap_unlink_context(context, &dead);
+      int retired = cldm_heap_unlink_context(context, &dead, 0);
       pthread_mutex_unlock(&cldm_heaps_lock);
+      if (retired)
+        cldm_log(CLDM_LOG_DEBUG,
+                 "context %p released: %d heaps go once the commands that use them completed",
+                 (void *)context, retired);
     }
   }
   pthread_mutex_unlock(&cldm_heaps_driver_lock);
   free(heaps);
-  cldm_heap_destroy_list(dead, 1);
+  cldm_heap_destroy_list(dead, 1, 1);
 }
 
 cl_context *cldm_heap_contexts(cl_device_id device, size_t *n) {
@@ -651,7 +535,7 @@ static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *us
   (void)user_data;
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
-  cldm_heap_unlink_context(context, &dead);
+  cldm_heap_unlink_context(context, &dead, 1);
   pthread_mutex_unlock(&cldm_heaps_lock);
-  cldm_heap_destroy_list(dead, 0); /* the context took the memory with it */
+  cldm_heap_destroy_list(dead, 0, 0); /* the context took the memory with it */
 }

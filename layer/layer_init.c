@@ -8,7 +8,14 @@
  * 150 from newer Khronos headers): we remember the length and never read past it
  * (CLDM_NEXT_HAS). Our own table has NULL in every slot we do not intercept; both loaders
  * fill such slots from the next table, so unwrapped calls go straight down.
+ *
+ * The first initialisation says (CLDM_LOG=warn and above) which ICD loader made it: the shared
+ * object the entry point returns to, so a user can check that the loader meant runs the
+ * application, not another libOpenCL.so.1 found first (CUDA's ignores OPENCL_LAYERS, and then
+ * nothing of the layer's is said at all).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <string.h>
 
 #include <CL/cl_layer.h>
@@ -100,10 +107,25 @@ CLDM_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param_name, size_t p
   }
 }
 
+/* The first call only: logs the file of the shared object that holds `caller` (the loader). */
+static void cldm_init_announce(const void *caller) {
+  static int said;
+  if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    return;
+  Dl_info info;
+  const char *loader = caller && dladdr(caller, &info) && info.dli_fname && *info.dli_fname
+                           ? info.dli_fname
+                           : "(not known: dladdr names no file)";
+  cldm_log(CLDM_LOG_WARN, "%s loaded by the ICD loader %s", cldm_layer_name, loader);
+}
+
+/* `caller`: the return address of the loader's call into the entry point. */
 static cl_int cldm_init(cl_uint num_entries, const cl_icd_dispatch *target_dispatch,
-                        cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret) {
+                        cl_uint *num_entries_ret, const cl_icd_dispatch **layer_dispatch_ret,
+                        const void *caller) {
   if (!target_dispatch || !num_entries_ret || !layer_dispatch_ret || num_entries == 0)
     return CL_INVALID_VALUE;
+  cldm_init_announce(caller);
   cldm_next = target_dispatch;
   cldm_next_entries = num_entries;
   cldm_init_fill_dispatch(&cldm_dispatch);
@@ -118,7 +140,8 @@ CLDM_EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
                                            const cl_icd_dispatch *target_dispatch,
                                            cl_uint *num_entries_ret,
                                            const cl_icd_dispatch **layer_dispatch_ret) {
-  return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
+  return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret,
+                   __builtin_return_address(0));
 }
 
 CLDM_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(cl_uint num_entries,
@@ -133,7 +156,8 @@ CLDM_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(cl_uint num_entries,
         (p[1] != CL_LAYER_DEINITIALIZATION_ATEXIT && p[1] != CL_LAYER_DEINITIALIZATION_FUNCTION))
       return CL_INVALID_PROPERTY;
   }
-  return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret);
+  return cldm_init(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret,
+                   __builtin_return_address(0));
 }
 
 CLDM_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {

@@ -5,7 +5,8 @@
  * (before the first launch, after, in a second context, again once the contexts are gone),
  * two queues sharing a heap, two contexts with separate heaps, and contexts still being
  * destroyed once the application releases them (the layer frees its heaps), also when a launch
- * still runs at the last release, and a heap as large as the device allows.
+ * still runs at the last release, a heap whose memory outlives a launch that waits for a user
+ * event well past the release, and a heap as large as the device allows.
  */
 #include <time.h>
 
@@ -184,16 +185,35 @@ static void test_heap_size_rules_and_lifetime(void **state) {
   assert_int_equal(v, 4u << 20);
 }
 
+/* Waits for the heap of a context whose objects the application released to go: once the
+ * size may be set again (spec 1.2) and the context's destructor callback set *gone (the
+ * driver may run it in a thread of its own, a moment after the heap's last object went).
+ * Polled for up to 20 s; before the layer looked again for such heaps, they held their
+ * context for good. */
+static void await_released(int *gone) {
+  cl_int err = CL_INVALID_OPERATION;
+  struct timespec ms = {0, 10000000};
+  for (int i = 0; i < 2000; i++) {
+    if (err == CL_INVALID_OPERATION)
+      err = t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT);
+    if (err != CL_INVALID_OPERATION && __atomic_load_n(gone, __ATOMIC_ACQUIRE))
+      break;
+    nanosleep(&ms, NULL);
+  }
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(__atomic_load_n(gone, __ATOMIC_ACQUIRE), 1);
+}
+
 /* Released while its kernel still runs: the application releases every object without waiting
  * for the launch. The driver then holds the context (through the queue of the command in
  * flight) after the application's last release; once the command is done, nothing but the
  * heap's own objects holds it, and the heap must go (spec 1.7: freed with the context, whose
  * destructor callbacks run), and with it the size may be set again (spec 1.2). The last
- * release is the context's (the layer gives the driver a moment there) or, with
- * `gate_last`, that of a user event the launch waited for, set complete just before (nothing
- * waits there: a later clSetDeviceHeapSizeEXT finds the heap). Polled for up to 20 s (the
- * launch takes well under a second on pocl); before the layer looked again for such heaps,
- * they held their context for good. */
+ * release is the context's or, with `gate_last`, that of a user event the launch waited for,
+ * set complete after the context's release: that release must not wait for the launch (it
+ * would wait for ever on a driver that runs the launch only once the event is set) and the
+ * heap's memory must stay until the launch is done. The launch takes well under a second on
+ * pocl. */
 static void released_in_flight(int gate_last) {
   e2e_lookup(&t);
   assert_int_equal(t.set_heap_size(t.device, 64u << 20), CL_SUCCESS);
@@ -224,23 +244,77 @@ static void released_in_flight(int gate_last) {
     assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     clReleaseEvent(gate);
   }
-  /* the driver may run the destructor callbacks in a thread of its own, a moment after the
-   * heap's last object went */
-  err = CL_INVALID_OPERATION;
-  struct timespec ms = {0, 10000000};
-  for (int i = 0; i < 2000; i++) {
-    if (err == CL_INVALID_OPERATION)
-      err = t.set_heap_size(t.device, CL_DEVICE_HEAP_SIZE_DEFAULT_EXT);
-    if (err != CL_INVALID_OPERATION && __atomic_load_n(&gone, __ATOMIC_ACQUIRE))
-      break;
-    nanosleep(&ms, NULL);
-  }
-  assert_int_equal(err, CL_SUCCESS);
-  assert_int_equal(__atomic_load_n(&gone, __ATOMIC_ACQUIRE), 1);
+  await_released(&gone);
 }
 
 static void test_released_while_running(void **state) { released_in_flight(0); }
 static void test_released_while_running_gate_last(void **state) { released_in_flight(1); }
+
+static int compare_u64(const void *a, const void *b) {
+  cl_ulong x = *(const cl_ulong *)a, y = *(const cl_ulong *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The heap's memory outlives a launch gated by a user event that the application sets well
+ * after it released the context and every other object (spec 1.7): the launch allocates from
+ * the heap, fills its blocks and reads them back, and reports into host memory (fine-grained
+ * system SVM: no object of the context is needed to read it). A heap freed at the release
+ * would be gone under the launch (pocl's 64 MiB SVM allocation is a mapping of its own, which
+ * free unmaps): the launch would crash, or its blocks would read back other bytes. */
+static void test_heap_outlives_gated_launch(void **state) {
+  e2e_lookup(&t);
+  cl_device_svm_capabilities caps = 0;
+  assert_int_equal(clGetDeviceInfo(t.device, CL_DEVICE_SVM_CAPABILITIES, sizeof(caps), &caps, NULL),
+                   CL_SUCCESS);
+  if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM)) {
+    print_message("skipped: the device has no fine-grained system SVM to report into\n");
+    skip();
+  }
+  assert_int_equal(t.set_heap_size(t.device, 64u << 20), CL_SUCCESS);
+  e2e a = t;
+  e2e_open(&a);
+  int gone = 0;
+  assert_int_equal(clSetContextDestructorCallback(a.context, on_destroy, &gone), CL_SUCCESS);
+  cl_program p = e2e_program(&a, "gated");
+  cl_kernel scribble = e2e_kernel(p, "scribble");
+  size_t items = 1u << 16;
+  cl_uint words = 16; /* 4 MiB of 64-byte blocks */
+  cl_ulong *results = malloc(items * sizeof(*results));
+  assert_non_null(results);
+  for (size_t i = 0; i < items; i++)
+    results[i] = 2; /* not written */
+  assert_int_equal(clSetKernelArgSVMPointer(scribble, 0, results), CL_SUCCESS);
+  assert_int_equal(clSetKernelArg(scribble, 1, sizeof(words), &words), CL_SUCCESS);
+  cl_int err;
+  cl_event gate = clCreateUserEvent(a.context, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clEnqueueNDRangeKernel(a.queue, scribble, 1, NULL, &items, NULL, 1, &gate, NULL),
+                   CL_SUCCESS);
+  assert_int_equal(clFlush(a.queue), CL_SUCCESS);
+  clReleaseKernel(scribble);
+  clReleaseProgram(p);
+  e2e_close(&a);
+  /* past the moment a release may give the driver (200 ms): the launch has not run, and its
+   * context is not destroyed while a command of it waits */
+  struct timespec wait = {0, 400000000};
+  nanosleep(&wait, NULL);
+  assert_int_equal(__atomic_load_n(&gone, __ATOMIC_ACQUIRE), 0);
+  assert_int_equal(__atomic_load_n(&results[0], __ATOMIC_RELAXED), 2);
+  assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  clReleaseEvent(gate);
+  await_released(&gone); /* the context goes after its launch completed */
+  for (size_t i = 0; i < items; i++) {
+    if (results[i] == 0 || results[i] == 1 || results[i] == 2 || (results[i] & 15))
+      fail_msg("work-item %zu: %#llx (0: NULL, 1: read back other bytes, 2: did not run)", i,
+               (unsigned long long)results[i]);
+  }
+  qsort(results, items, sizeof(*results), compare_u64);
+  for (size_t i = 1; i < items; i++) /* distinct blocks, a block's size apart at least */
+    if (results[i] - results[i - 1] < words * sizeof(cl_uint))
+      fail_msg("blocks %#llx and %#llx overlap", (unsigned long long)results[i - 1],
+               (unsigned long long)results[i]);
+  free(results);
+}
 
 /* The largest setting (CL_DEVICE_MAX_MEM_ALLOC_SIZE) still gives a heap: the metadata comes
  * out of the usable size, not on top of the limit (spec 1.2). */
@@ -278,6 +352,7 @@ int main(void) {
       cmocka_unit_test(test_heap_at_max_alloc),
       cmocka_unit_test(test_released_while_running),
       cmocka_unit_test(test_released_while_running_gate_last),
+      cmocka_unit_test(test_heap_outlives_gated_launch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,12 @@
 /*
  * stub_icd.c — a minimal OpenCL ICD for the layer's unit tests: two platforms, three devices
  * (see stub_icd.h), contexts, and IL and source programs (which keep the exact bytes they
- * receive), no queues. It lets the tests check the layer's query behaviour against exactly
- * known driver answers, including devices without SPIR-V, under both ICD loaders. Built with
- * STUB_NVIDIA it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries,
- * for the layer's PTX route. Programs of PTX binaries have kernels: each `.entry name(...)`,
- * with as many arguments as its `.param` declarations. Every object starts with the ICD
- * dispatch pointer, as loaders require.
+ * receive). It lets the tests check the layer's query behaviour against exactly known driver
+ * answers, including devices without SPIR-V, under both ICD loaders. Built with STUB_NVIDIA
+ * it is an NVIDIA-like driver without IL that takes programs as (PTX) binaries, for the
+ * layer's PTX route. Programs of PTX binaries have kernels: each `.entry name(...)`, with as
+ * many arguments as its `.param` declarations. Queues, SVM, events and launches are in
+ * stub_icd_launch.c. Every object starts with the ICD dispatch pointer, as loaders require.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -24,6 +24,7 @@
 #include <CL/cl_icd.h>
 
 #include "stub_icd.h"
+#include "stub_icd_launch.h"
 
 #define STUB_EXPORT __attribute__((visibility("default")))
 #ifndef CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR
@@ -43,6 +44,7 @@ struct _cl_device_id {
   cl_ulong max_alloc;
   int spirv_sets;
   cl_uint vendor_id, cc_major, cc_minor; /* cc_major 0: no compute capability query */
+  cl_device_svm_capabilities svm;        /* 0: no SVM (the query is answered with 0) */
 };
 
 #ifndef STUB_NVIDIA
@@ -54,11 +56,11 @@ static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
 };
 static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
     {&stub_dispatch, &stub_platforms[0], "stub-plain", STUB_DEVICE0_EXTENSIONS, "", 32u << 20, 0,
-     0x1234, 0, 0},
+     0x1234, 0, 0, 0},
     {&stub_dispatch, &stub_platforms[0], "stub-spirv", STUB_DEVICE1_EXTENSIONS, STUB_DEVICE1_IL,
-     STUB_DEVICE1_MAX_ALLOC, 1, 0x1234, 0, 0},
+     STUB_DEVICE1_MAX_ALLOC, 1, 0x1234, 0, 0, 0},
     {&stub_dispatch, &stub_platforms[1], "stub-legacy", STUB_DEVICE2_EXTENSIONS, NULL, 16u << 20, 0,
-     0x1234, 0, 0},
+     0x1234, 0, 0, 0},
 };
 #else
 #define STUB_NUM_PLATFORMS 1
@@ -68,7 +70,7 @@ static struct _cl_platform_id stub_platforms[STUB_NUM_PLATFORMS] = {
 };
 static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
     {&stub_dispatch, &stub_platforms[0], "stub-nv", STUB_NV_DEVICE_EXTENSIONS, "", 256u << 20, 0,
-     0x10DE, STUB_NV_CC_MAJOR, STUB_NV_CC_MINOR},
+     0x10DE, STUB_NV_CC_MAJOR, STUB_NV_CC_MINOR, CL_DEVICE_SVM_COARSE_GRAIN_BUFFER},
 };
 #endif
 
@@ -236,6 +238,8 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
     cl_uint bits = 64;
     return stub_return(&bits, sizeof(bits), size, value, size_ret);
   }
+  case CL_DEVICE_SVM_CAPABILITIES:
+    return stub_return(&d->svm, sizeof(d->svm), size, value, size_ret);
   case CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR: {
     static const char *const sets[] = {STUB_SPIRV_SET0};
     if (!d->spirv_sets)
@@ -253,7 +257,13 @@ static cl_int CL_API_CALL stub_GetDeviceInfo(cl_device_id d, cl_device_info name
 struct _cl_context {
   cl_icd_dispatch *dispatch;
   cl_device_id device;
-  cl_uint refs;
+  cl_uint refs;   /* CL_CONTEXT_REFERENCE_COUNT: the application's and its programs' */
+  cl_uint hidden; /* queues, SVM allocations, events (stub_context_hold): not in the count */
+  struct {
+    void(CL_CALLBACK *fn)(cl_context, void *);
+    void *data;
+  } destructors[4];
+  int num_destructors;
 };
 struct _cl_program {
   cl_icd_dispatch *dispatch;
@@ -268,6 +278,7 @@ struct _cl_kernel {
   cl_program program;
   char name[256];
   cl_uint num_args, refs;
+  const void *svm[STUB_KERNEL_SVM_ARGS]; /* clSetKernelArgSVMPointer's values, by index */
 };
 
 static cl_context CL_API_CALL
@@ -304,9 +315,32 @@ static cl_int CL_API_CALL stub_GetContextInfo(cl_context c, cl_context_info name
   }
 }
 
+static void stub_context_destroy(cl_context c) {
+  for (int i = c->num_destructors - 1; i >= 0; i--) /* the last registered first */
+    c->destructors[i].fn(c, c->destructors[i].data);
+  free(c);
+}
+
 static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
-  if (--c->refs == 0)
-    free(c);
+  if (--c->refs == 0 && !c->hidden)
+    stub_context_destroy(c);
+  return CL_SUCCESS;
+}
+
+void stub_context_hold(cl_context c, int delta) {
+  c->hidden += delta;
+  if (!c->refs && !c->hidden)
+    stub_context_destroy(c);
+}
+
+cl_device_id stub_context_device(cl_context c) { return c->device; }
+
+static cl_int CL_API_CALL stub_SetContextDestructorCallback(
+    cl_context c, void(CL_CALLBACK *fn)(cl_context, void *), void *user_data) {
+  if (c->num_destructors == 4)
+    return CL_OUT_OF_RESOURCES;
+  c->destructors[c->num_destructors].fn = fn;
+  c->destructors[c->num_destructors++].data = user_data;
   return CL_SUCCESS;
 }
 
@@ -531,8 +565,25 @@ static cl_int CL_API_CALL stub_GetKernelInfo(cl_kernel k, cl_kernel_info name, s
 
 static cl_int CL_API_CALL stub_SetKernelArg(cl_kernel k, cl_uint index, size_t size,
                                             const void *value) {
-  return index < k->num_args ? CL_SUCCESS : CL_INVALID_ARG_INDEX;
+  if (index >= k->num_args)
+    return CL_INVALID_ARG_INDEX;
+  if (index < STUB_KERNEL_SVM_ARGS)
+    k->svm[index] = NULL;
+  return CL_SUCCESS;
 }
+
+static cl_int CL_API_CALL stub_SetKernelArgSVMPointer(cl_kernel k, cl_uint index,
+                                                      const void *value) {
+  if (index >= k->num_args)
+    return CL_INVALID_ARG_INDEX;
+  if (index < STUB_KERNEL_SVM_ARGS)
+    k->svm[index] = value;
+  return CL_SUCCESS;
+}
+
+void stub_kernel_svm_args(cl_kernel k, const void **svm) { memcpy(svm, k->svm, sizeof(k->svm)); }
+
+cl_context stub_kernel_context(cl_kernel k) { return k->program->context; }
 
 static cl_int CL_API_CALL stub_GetProgramBuildInfo(cl_program p, cl_device_id d,
                                                    cl_program_build_info name, size_t size,
@@ -609,6 +660,8 @@ static void *CL_API_CALL stub_GetExtensionFunctionAddress(const char *name) {
     return (void *)stub_LastBuildOptions;
   if (!strcmp(name, STUB_DRIVER_REF_FUNCTION))
     return (void *)stub_DriverRefKernel;
+  if (!strcmp(name, STUB_LAUNCH_STATS_FUNCTION))
+    return (void *)stub_launch_stats;
   return NULL;
 }
 
@@ -647,4 +700,7 @@ __attribute__((constructor)) static void stub_init(void) {
   stub_dispatch.clRetainKernel = stub_RetainKernel;
   stub_dispatch.clGetKernelInfo = stub_GetKernelInfo;
   stub_dispatch.clSetKernelArg = stub_SetKernelArg;
+  stub_dispatch.clSetKernelArgSVMPointer = stub_SetKernelArgSVMPointer;
+  stub_dispatch.clSetContextDestructorCallback = stub_SetContextDestructorCallback;
+  stub_launch_fill_dispatch(&stub_dispatch);
 }

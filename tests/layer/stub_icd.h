@@ -45,5 +45,11 @@
  * dropped (-1) without the layer seeing it, as for a launch in flight. A kernel or program
  * freed leaves its memory to the next one created (a reused handle). */
 #define STUB_DRIVER_REF_FUNCTION "clStubDriverRefKernelEXT"
+/* void (cl_uint stats[3]): launches run, those of them that found an SVM argument freed (an
+ * allocation of the stub's clSVMAlloc when it was set, freed since), and SVM allocations
+ * alive. A launch runs when the last user event of its wait list is set (at once if none
+ * waits); queues, SVM allocations and events hold their context out of
+ * CL_CONTEXT_REFERENCE_COUNT, as NVIDIA's driver counts. */
+#define STUB_LAUNCH_STATS_FUNCTION "clStubLaunchStatsEXT"
 
 #endif
