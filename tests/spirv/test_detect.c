@@ -38,7 +38,7 @@ static cldm_spirv_status detect(const uint32_t *w, size_t size, cldm_spirv_modul
                                 cldm_spirv_detect *d, cldm_spirv_error *err) {
   cldm_spirv_status st = cldm_spirv_module_parse(m, w, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(m, d, err);
+    st = cldm_spirv_detect_uses(m, d, CLDM_SPIRV_DETECT_CXX, err);
   if (!st && d->allocates)
     st = cldm_spirv_check(m, d->drop, err);
   if (!st && d->allocates)
