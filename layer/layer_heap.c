@@ -29,6 +29,8 @@
  * reads the check area, has layer_check.c print its events and empties the log; a heap freed
  * at context release is first read whole and inspected for leaks and damaged blocks.
  * CLDM_OOM (spec 2.5) reads the header's failed-allocation count after each such kernel.
+ * Throwing operator new (spec 2.2): the header's count of those that failed is read after each
+ * kernel that may have one, here with the reports above, else by layer_new.c's watches.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,12 +336,15 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
     return CL_SUCCESS;
   }
   uint64_t failed = ((uint64_t)hdr.failed_hi << 32) | hdr.failed_lo;
+  uint64_t new_failed = cldm_hdr_new_failed(hdr);
   cldm_check_totals totals = copy.totals;
   if (cldm_config_probe())
     cldm_heap_probe_report(kernel, &hdr, totals.probe);
   /* a reset restarts the count at 0 */
-  uint64_t new_failed = failed >= totals.failed ? failed - totals.failed : failed;
+  uint64_t new_failed_allocs = failed >= totals.failed ? failed - totals.failed : failed;
   totals.failed = failed;
+  uint64_t stopped = new_failed >= totals.new_failed ? new_failed - totals.new_failed : new_failed;
+  totals.new_failed = new_failed;
   size_t area_bytes = cldm_check_area_bytes(&copy.geom);
   void *area = NULL;
   if (area_bytes && cldm_hdr_check_offset(hdr) == copy.geom.check_offset) {
@@ -369,7 +374,7 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
     h->totals = totals;
   pthread_mutex_unlock(&cldm_heaps_lock);
   cldm_heap_census *census = NULL; /* CLDM_OOM: where the heap's memory is, after a NULL */
-  if (new_failed && cldm_config_oom() != CLDM_OOM_NULL) {
+  if (new_failed_allocs && cldm_config_oom() != CLDM_OOM_NULL) {
     void *span = malloc(copy.geom.stats_span);
     census = malloc(sizeof *census);
     if (!span || !census ||
@@ -380,9 +385,44 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
     }
     free(span);
   }
-  cldm_check_report_oom(kernel, new_failed, copy.geom.usable_bytes, census); /* may abort */
+  cldm_check_report_oom(kernel, new_failed_allocs, copy.geom.usable_bytes, census); /* may abort */
   free(census);
+  cldm_check_report_bad_alloc(kernel, stopped, copy.geom.usable_bytes); /* may abort */
   return err;
+}
+
+cl_int cldm_heap_enqueue_new_failed_read(cl_context context, cl_device_id device, cl_event after,
+                                         uint32_t dst[2], cl_event *ev) {
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  cldm_heap copy;
+  if (h)
+    copy = *h; /* alive while `after`'s command runs: that command holds the context */
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (!h)
+    return CL_INVALID_CONTEXT;
+  size_t offset = 4u * CLDM_HDR_WORD_NEW_FAILED_LO;
+  if (copy.svm)
+    return cldm_next->clEnqueueSVMMemcpy(copy.queue, CL_FALSE, dst,
+                                         (unsigned char *)copy.svm_ptr + offset, 8, 1, &after, ev);
+  return cldm_next->clEnqueueReadBuffer(copy.queue, copy.buf, CL_FALSE, offset, 8, dst, 1, &after,
+                                        ev);
+}
+
+uint64_t cldm_heap_new_failed_seen(cl_context context, cl_device_id device, uint64_t count,
+                                   uint64_t *heap_size) {
+  uint64_t stopped = 0;
+  *heap_size = 0;
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  if (h) {
+    /* counts only grow, except through a reset of the heap, which restarts them at 0 */
+    stopped = count >= h->totals.new_failed ? count - h->totals.new_failed : count;
+    h->totals.new_failed = count;
+    *heap_size = h->geom.usable_bytes;
+  }
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  return stopped;
 }
 
 /* The checked-mode queries (spec 2.4) of heap h. */
@@ -462,6 +502,8 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
     err = CL_OUT_OF_RESOURCES;
   }
+  cldm_heap_header hdr;
+  memcpy(&hdr, bytes, sizeof hdr); /* the span starts with the header */
   free(bytes);
   if (err != CL_SUCCESS)
     return err;
@@ -483,6 +525,9 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
     break;
   case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT:
     *value = stats.failed_allocations;
+    break;
+  case CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT:
+    *value = cldm_hdr_new_failed(hdr);
     break;
   default:
     *value = stats.invalid_frees;

@@ -153,7 +153,7 @@ cldm_program *cldm_program_new_kernels(const cldm_spirv_report *report) {
 }
 
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
-                             uint32_t *num_user_args) {
+                             uint32_t *num_user_args, int *throwing_new) {
   int takes_heap = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
@@ -165,6 +165,7 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
     takes_heap = 1;
     *heap_arg_index = k->heap_arg_index;
     *num_user_args = k->num_user_args;
+    *throwing_new = k->throwing_new;
   }
   pthread_mutex_unlock(&cldm_programs.lock);
   return takes_heap;
