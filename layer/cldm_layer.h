@@ -509,7 +509,8 @@ typedef struct cldm_source {
 
 /* What cldm_source_scan finds in a source (bit set). */
 enum {
-  CLDM_SOURCE_NAMES = 1u << 0,   /* an identifier malloc, free, calloc, realloc, aligned_alloc */
+  CLDM_SOURCE_NAMES = 1u << 0,   /* an identifier malloc, free, calloc, realloc, aligned_alloc,
+                                    or new, delete (C++ for OpenCL) */
   CLDM_SOURCE_MACRO = 1u << 1,   /* the identifier cl_ext_device_malloc */
   CLDM_SOURCE_INCLUDE = 1u << 2, /* an #include directive (the included text is not seen) */
 };

@@ -274,8 +274,10 @@ static cl_int cldm_build_source(cldm_build_call *c) {
 
   if (st != CLDM_CLC_OK) { /* the source does not compile */
     char *log = NULL;
-    cl_int diag =
-        route == CLDM_ROUTE_SPIRV ? cldm_build_diagnose(c, context, device, &log) : CL_SUCCESS;
+    /* C++ for OpenCL: drivers that take no C++ (pocl's) could only refuse the option */
+    int cxx = c->options && strstr(c->options, "-cl-std=CLC++");
+    cl_int diag = route == CLDM_ROUTE_SPIRV && !cxx ? cldm_build_diagnose(c, context, device, &log)
+                                                    : CL_SUCCESS;
     if (diag == CL_SUCCESS || !log) {
       free(log);
       log = out.log ? strdup(out.log) : strdup("error: the source does not compile\n");
