@@ -74,8 +74,8 @@ void run_front_end(void *arg) {
   if (job.cxx) {
     job.ctx.setOpaquePointers(false);
     std::unique_ptr<Module> m;
-    job.status = cldm_clc_cxx_compile(job.req, job.options, job.extra, header_path, header,
-                                      job.ctx, &m, &job.log);
+    job.status = cldm_clc_cxx_compile(job.req, job.options, job.extra, header_path, header, job.ctx,
+                                      &m, &job.log);
     if (job.status == CLDM_CLC_OK) { /* as bitcode: reading it back upgrades the bad casts */
       std::string bc;
       raw_string_ostream os(bc);

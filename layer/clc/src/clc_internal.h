@@ -73,13 +73,9 @@ class Module;
 /* Compiles req's C++ for OpenCL source with the filtered `options` and the `extra` options of
  * cldm_clc_extra_options (the extension's header `header` found at `header_path`) into *module
  * (in ctx); diagnostics are appended to *log. CLDM_CLC_OK or CLDM_CLC_E_COMPILE. */
-CLDM_CLC_HIDDEN cldm_clc_status cldm_clc_cxx_compile(const cldm_clc_request *req,
-                                                     const std::string &options,
-                                                     const std::string &extra,
-                                                     const std::string &header_path,
-                                                     const std::string &header,
-                                                     llvm::LLVMContext &ctx,
-                                                     std::unique_ptr<llvm::Module> *module,
-                                                     std::string *log);
+CLDM_CLC_HIDDEN cldm_clc_status cldm_clc_cxx_compile(
+    const cldm_clc_request *req, const std::string &options, const std::string &extra,
+    const std::string &header_path, const std::string &header, llvm::LLVMContext &ctx,
+    std::unique_ptr<llvm::Module> *module, std::string *log);
 #endif
 #endif /* CLDM_CLC_INTERNAL_H */
