@@ -67,7 +67,8 @@ uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint3
 }
 
 /* 1 if instruction ii is a stop point: a call of a throwing operator new (site *site, advanced
- * past ii) or of a function that may stop. */
+ * past ii) or of a function that may stop, other than a root (its wrapper's call, after which
+ * the wrapper returns: callgraph.c). */
 static int stop_point(const cldm_spirv_rewrite *r, uint32_t ii, size_t *site) {
   const cldm_spirv_module *m = r->m;
   const cldm_spirv_detect *d = r->d;
@@ -78,7 +79,7 @@ static int stop_point(const cldm_spirv_rewrite *r, uint32_t ii, size_t *site) {
   if (m->inst[ii].op != SpvOpFunctionCall || m->inst[ii].wc < 4)
     return 0;
   uint32_t callee = cldm_spirv_fn_index(m, cldm_spirv_iw(m, ii)[3]);
-  return callee != CLDM_SPIRV_NONE && r->cg->throws[callee];
+  return callee != CLDM_SPIRV_NONE && r->cg->throws[callee] && !r->cg->root[callee];
 }
 
 /* What stops need (spec 2.2): the flag's types and constants, per function that may stop its
@@ -104,8 +105,7 @@ static cldm_spirv_status plan_stops(cldm_spirv_rewrite *r, cldm_spirv_error *err
   for (uint32_t f = 0; f < m->nfn; f++) {
     if (!r->cg->throws[f])
       continue;
-    r->fn_flag[f] = (*r->next_id)++;
-    uint32_t block = 0;
+    uint32_t first = r->nstops, block = 0;
     for (uint32_t ii = m->fn[f].body; ii < m->fn[f].end; ii++) {
       if (m->inst[ii].op == SpvOpLabel && m->inst[ii].wc >= 2)
         block = cldm_spirv_iw(m, ii)[1];
@@ -123,6 +123,10 @@ static cldm_spirv_status plan_stops(cldm_spirv_rewrite *r, cldm_spirv_error *err
       if (block < m->bound)
         r->relabel[block] = sp->cont; /* the last part's label wins */
     }
+    /* a flag: the parameter of every function that may stop; a root's variable where it has
+     * stop points of its own (a wrapper that only calls its body needs none) */
+    if (!r->cg->root[f] || r->nstops > first)
+      r->fn_flag[f] = (*r->next_id)++;
   }
   return CLDM_SPIRV_OK;
 }
