@@ -6,7 +6,7 @@
  * kernel and two calls deep: the work-items that got memory did their work, those that did not
  * stopped before writing through NULL, the heap counts them (CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT)
  * and stays consistent, the report names the kernel; nothrow new returns NULL and reports
- * nothing.
+ * nothing; the program's binary loaded again still stops and reports.
  * The main run has CLDM_BAD_ALLOC=report (the report, no abort). With argument "abort" (the
  * default setting) child processes fill the heap and run a throwing new: each must end with
  * SIGABRT after the report line, one from clFinish, one that waits with a blocking read only,
@@ -213,6 +213,30 @@ static void test_nothrow(void **state) {
   clReleaseKernel(k);
 }
 
+/* The program's binary, loaded again: its kernels still stop and are still reported (the
+ * layer's record of the binary says which may stop). */
+static void test_binary_kept(void **state) {
+  (void)state;
+  size_t size = 0;
+  assert_int_equal(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL),
+                   CL_SUCCESS);
+  unsigned char *bin = malloc(size);
+  assert_non_null(bin);
+  assert_int_equal(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL), CL_SUCCESS);
+  cl_int err, status;
+  const unsigned char *cbin = bin;
+  cl_program again =
+      clCreateProgramWithBinary(t.context, 1, &t.device, &size, &cbin, &status, &err);
+  assert_int_equal(err, CL_SUCCESS);
+  assert_int_equal(clBuildProgram(again, 1, &t.device, "", NULL, NULL), CL_SUCCESS);
+  free(bin);
+  cl_program saved = prog;
+  prog = again;
+  run_stops("stop_in_kernel", 1);
+  prog = saved;
+  clReleaseProgram(again);
+}
+
 #define HOGS 8 /* work-items that fill the heap with 64 KiB blocks */
 
 /* Fills the heap (hog): every 64 KiB block taken, chained per work-item in heads. */
@@ -324,6 +348,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_objects),        cmocka_unit_test(test_lists_across_launches),
       cmocka_unit_test(test_stop_in_kernel), cmocka_unit_test(test_stop_in_helper),
       cmocka_unit_test(test_nothrow),        cmocka_unit_test(test_full_heap),
+      cmocka_unit_test(test_binary_kept),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
