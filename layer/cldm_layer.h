@@ -12,7 +12,7 @@
  * table (cldm_next and cldm_next_entries, set by layer_init.c, read by all), the modules use
  * each other without cycles, each only modules to its left (the modules of one group, between
  * commas, not each other); tests/layer/module_map.py checks it on the object files:
- *   log, map, info < config < check, ptx < device < query, heap < heap_read < lifetime
+ *   log, map, info < config < check, ptx < device < query, heap < heap_read < new < lifetime
  *   < heap_api, program < clc, binary, il < source < build < link < kernel, extfn < enqueue
  *   < init
  */
@@ -87,6 +87,9 @@ typedef enum cldm_oom_mode {
   CLDM_OOM_ABORT     /* the same line, then abort() */
 } cldm_oom_mode;
 cldm_oom_mode cldm_config_oom(void);
+/* 0 if CLDM_BAD_ALLOC=report: a throwing operator new that failed is reported and the process
+ * goes on; 1 (default, "abort"): reported, then abort() (spec 2.2). */
+int cldm_config_bad_alloc_aborts(void);
 /* 1 if CLDM_PROBE_COUNTERS=1: the path counters of probe builds after watched launches. */
 int cldm_config_probe(void);
 /* The path of `file` in the directory of the layer's own shared object (malloc'd), or NULL. */
@@ -139,10 +142,11 @@ cl_platform_id cldm_info_context_platform(cl_context context);
 
 /* What the host remembers of a checked heap's counters between reports. */
 typedef struct cldm_check_totals {
-  uint64_t counts[8]; /* the heap's event counts (index CLDM_CHECK_*) at the last report */
-  uint64_t lost;      /* events counted but not logged, summed over the reports */
-  uint64_t failed;    /* the heap's failed allocations at the last report */
-  uint32_t probe[11]; /* its path counters then (CLDM_PROBE_COUNTERS; CLDM_HDR_PROBE_WORDS) */
+  uint64_t counts[8];  /* the heap's event counts (index CLDM_CHECK_*) at the last report */
+  uint64_t lost;       /* events counted but not logged, summed over the reports */
+  uint64_t failed;     /* the heap's failed allocations at the last report */
+  uint64_t new_failed; /* its throwing operator new calls that failed, at the last report */
+  uint32_t probe[11];  /* its path counters then (CLDM_PROBE_COUNTERS; CLDM_HDR_PROBE_WORDS) */
 } cldm_check_totals;
 
 /* Prints the events of check area `area` (`n` bytes, `capacity` entries) of a heap after
@@ -159,6 +163,10 @@ void cldm_check_format_census(char *line, size_t size, const char *kernel,
  * it with CLDM_OOM=abort. */
 void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_size,
                            const struct cldm_heap_census *census);
+/* Spec 2.2: prints that `stopped` work-items of `kernel` stopped at a throwing operator new
+ * that found no room in the heap (of `heap_size` usable bytes); nothing if 0. Then abort(),
+ * as C++'s std::terminate, unless CLDM_BAD_ALLOC=report. */
+void cldm_check_report_bad_alloc(const char *kernel, uint64_t stopped, uint64_t heap_size);
 /* Inspects a whole heap (`n` bytes from its base; `base` its device address if known, else 0):
  * prints a line per damaged live block and the leak line (live allocations, their bytes, the
  * first addresses), labelled `when`. *damaged_out (if not NULL): damaged live blocks. 0, or -1
@@ -229,8 +237,9 @@ cl_program cldm_ptx_program_create(cl_context context, cl_uint num_devices,
                                    const cldm_spirv_report *kernels, char **build_log,
                                    cl_int *errcode_ret);
 /* The comment line a PTX text of the layer starts with (malloc'd, ending in '\n'):
- * "// cl_ext_device_malloc heap arguments: <kernel>:<num_user_args> ..." for each kernel of
- * `kernels` that takes the heap (its hidden argument is at index num_user_args). */
+ * "// cl_ext_device_malloc heap arguments: <kernel>:<num_user_args>[:new] ..." for each kernel
+ * of `kernels` that takes the heap (its hidden argument is at index num_user_args; ":new": its
+ * work-items may stop at a throwing operator new, spec 2.2). */
 char *cldm_ptx_marker(const cldm_spirv_report *kernels);
 /* 1 if binary `bin` (n bytes) starts with such a line; *kernels then lists those kernels
  * (owned by the caller, freed with cldm_spirv_report_free). 0 otherwise, -1 out of memory. */
@@ -287,6 +296,11 @@ void cldm_heap_reap(cl_context context, cl_uint pending, int wait);
 /* The contexts that have a heap of `device` (of any device if NULL), each once, in a new
  * array (free it) of *n; NULL if there are none or memory is short. */
 cl_context *cldm_heap_contexts(cl_device_id device, size_t *n);
+/* The heap's count of throwing operator new calls that failed (spec 2.2), as read: returns how
+ * much of it was not reported yet (and remembers it as reported) and *heap_size the heap's
+ * usable size; 0 if the heap is gone. */
+uint64_t cldm_heap_new_failed_seen(cl_context context, cl_device_id device, uint64_t count,
+                                   uint64_t *heap_size);
 
 /* ---- layer_heap_read.c: what the host reads of heaps (spec 1.3, 2.4, 2.5) ---------------- */
 
@@ -296,9 +310,28 @@ cl_int cldm_heap_info(cl_command_queue queue, cl_context context, cl_device_id d
                       cl_device_heap_info_ext name, cl_ulong *value);
 /* Checked mode and CLDM_OOM, after a kernel named `kernel` that used the heap of (context,
  * device) completed: reads the heap's counters (and check area) through `queue`, reports
- * (layer_check.c; CLDM_OOM=abort may abort) and empties the event log. */
+ * (layer_check.c; CLDM_OOM=abort and a throwing operator new that failed may abort) and
+ * empties the event log. */
 cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_device_id device,
                               const char *kernel);
+/* Spec 2.2: enqueues on the internal queue of the heap of (context, device), after `after`,
+ * a read of the heap's count of throwing operator new calls that failed (CLDM_HDR_WORD_NEW_
+ * FAILED_LO's (lo, hi) words) into dst, *ev its event; the heap is held until the read
+ * completed. CL_INVALID_CONTEXT if there is no heap. */
+cl_int cldm_heap_enqueue_new_failed_read(cl_context context, cl_device_id device, cl_event after,
+                                         uint32_t dst[2], cl_event *ev);
+
+/* ---- layer_new.c: throwing operator new that found no room (spec 2.2) ------------------- */
+
+/* After the enqueue of a kernel named `kernel` whose work-items may stop at a throwing operator
+ * new, with event `kernel_event` on `queue`: watches the launch (the heap's count read once the
+ * kernel completed, a count that grew reported; layer_check.c may abort). Does not wait. */
+void cldm_new_watch_launch(cl_command_queue queue, cl_event kernel_event, const char *kernel);
+/* Waits for and reports the watches of launches in `context` (its release is near). */
+void cldm_new_settle_context(cl_context context);
+
+cl_int CL_API_CALL clFinish_wrap(cl_command_queue queue);
+cl_int CL_API_CALL clWaitForEvents_wrap(cl_uint num_events, const cl_event *event_list);
 
 /* ---- layer_lifetime.c: releases that may end a context's heaps --------------------------- */
 
@@ -468,10 +501,11 @@ void cldm_program_set_args(cl_program program, cldm_arg_table *args);
 /* Answers CL_PROGRAM_IL from the record of `program`: 1 (with *err) if it has the IL, else 0. */
 int cldm_program_il_info(cl_program program, size_t size, void *value, size_t *size_ret,
                          cl_int *err);
-/* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index and
- * *num_user_args), else 0 (also for unknown programs and kernels). */
+/* 1 if kernel `name` of `program` takes the heap (its record then gives *heap_arg_index,
+ * *num_user_args and *throwing_new, spec 2.2), else 0 (also for unknown programs and
+ * kernels). */
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
-                             uint32_t *num_user_args);
+                             uint32_t *num_user_args, int *throwing_new);
 
 cl_int CL_API_CALL clRetainProgram_wrap(cl_program program);
 cl_int CL_API_CALL clReleaseProgram_wrap(cl_program program);
@@ -526,7 +560,8 @@ cl_program CL_API_CALL clCreateProgramWithBinary_wrap(cl_context context, cl_uin
 
 /* What cldm_source_scan finds in a source (bit set). */
 enum {
-  CLDM_SOURCE_NAMES = 1u << 0,   /* an identifier malloc, free, calloc, realloc, aligned_alloc */
+  CLDM_SOURCE_NAMES = 1u << 0,   /* an identifier malloc, free, calloc, realloc, aligned_alloc,
+                                    or new, delete (C++ for OpenCL) */
   CLDM_SOURCE_MACRO = 1u << 1,   /* the identifier cl_ext_device_malloc */
   CLDM_SOURCE_INCLUDE = 1u << 2, /* an #include directive (the included text is not seen) */
 };
@@ -578,6 +613,8 @@ typedef struct cldm_kernel {
   pthread_mutex_t lock; /* held from binding the heap to the enqueue */
   uint32_t heap_arg_index;
   uint32_t num_user_args;
+  char *throwing_new; /* the kernel's name if its work-items may stop at a throwing operator
+                         new (spec 2.2: launches watched, layer_new.c), else NULL */
 } cldm_kernel;
 
 /* The record of a kernel that takes the heap, or NULL. */

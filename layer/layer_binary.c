@@ -97,7 +97,8 @@ static char *cldm_binary_path(const uint8_t key[32]) {
 /* ---- record files -------------------------------------------------------------------------
  * Text, one item per line:
  *   cl_ext_device_malloc program binary record 1
- *   kernel <name> <takes heap 0|1> <heap argument index> <arguments the application sees>
+ *   kernel <name> <bits: 1 takes the heap, 2 may stop at a throwing operator new (spec 2.2)>
+ *          <heap argument index> <arguments the application sees>
  *          <argument-information lines that follow>
  *   arg <address> <access> <type qualifiers> <name or -> <type name (rest of the line)>
  * Names are identifiers; the numbers are the CL_KERNEL_ARG_* values in hexadecimal. */
@@ -117,7 +118,8 @@ static char *cldm_binary_format(const cldm_program *rec) {
   for (size_t k = 0; k < rec->report.num_kernels; k++) {
     const cldm_spirv_kernel *kr = &rec->report.kernels[k];
     const cldm_kernel_args *ka = cldm_arg_table_find(&rec->args, kr->name);
-    n += (size_t)snprintf(text + n, cap - n, "kernel %s %d %u %u %zu\n", kr->name, kr->takes_heap,
+    n += (size_t)snprintf(text + n, cap - n, "kernel %s %d %u %u %zu\n", kr->name,
+                          (kr->takes_heap ? 1 : 0) | (kr->throwing_new ? 2 : 0),
                           (unsigned)kr->heap_arg_index, (unsigned)kr->num_user_args,
                           ka ? ka->num_args : 0);
     for (size_t a = 0; ka && a < ka->num_args; a++) {
@@ -148,7 +150,7 @@ static cldm_program *cldm_binary_parse(char *text) {
         sscanf(line, "kernel %1023s %d %u %u %zu%n", name, &heap, &index, &user, &nargs, &used) ==
             5 &&
         !line[used]) {
-      cldm_spirv_kernel k = {name, heap != 0, user, index};
+      cldm_spirv_kernel k = {name, (heap & 1) != 0, user, index, (heap & 2) != 0};
       cldm_spirv_report one = {0};
       one.num_kernels = 1;
       one.kernels = &k;

@@ -334,11 +334,13 @@ static cl_int cldm_build_untouched(cldm_build_job *job) {
 }
 
 /* Outcome: the source does not compile; the build fails with the driver's own diagnostics
- * (SPIR-V route, cldm_build_diagnose) or else the compiler's log. */
+ * (SPIR-V route, cldm_build_diagnose; not for C++ for OpenCL, whose option drivers that take no
+ * C++, pocl's among them, could only refuse) or else the compiler's log. */
 static cl_int cldm_build_not_compiled(cldm_build_job *job) {
   const cldm_build_call *c = job->call;
   char *log = NULL;
-  cl_int err = job->route == CLDM_ROUTE_SPIRV
+  int cxx = c->options && strstr(c->options, "-cl-std=CLC++");
+  cl_int err = job->route == CLDM_ROUTE_SPIRV && !cxx
                    ? cldm_build_diagnose(c, job->context, job->device, &log)
                    : CL_SUCCESS;
   if (err == CL_SUCCESS || !log) {

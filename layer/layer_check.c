@@ -1,7 +1,9 @@
 /*
  * layer_check.c — the reports of checked mode and of CLDM_OOM (spec 2.4, 2.5): after a kernel
  * that used the heap, one line per event of the heap's event log and a summary; the line of a
- * kernel whose allocations returned NULL (and the abort of CLDM_OOM=abort); the leak report of
+ * kernel whose allocations returned NULL (and the abort of CLDM_OOM=abort); the line of a
+ * kernel whose throwing operator new found no room (and the abort that stands for C++'s
+ * std::terminate, spec 2.2); the leak report of
  * an inspection (context release, or the CL_DEVICE_HEAP_INFO_DAMAGED_BLOCKS_EXT query).
  * It works on bytes layer_heap.c read from the heap, decoded by device/host/cldm_check.c, and
  * writes to stderr whatever CLDM_LOG says: the reports are what the modes are for.
@@ -120,6 +122,24 @@ void cldm_check_report_oom(const char *kernel, uint64_t failed, uint64_t heap_si
   fflush(stderr);
   pthread_mutex_unlock(&cldm_check_out_lock);
   if (mode == CLDM_OOM_ABORT)
+    abort();
+}
+
+void cldm_check_report_bad_alloc(const char *kernel, uint64_t stopped, uint64_t heap_size) {
+  if (stopped == 0)
+    return;
+  int aborts = cldm_config_bad_alloc_aborts();
+  pthread_mutex_lock(&cldm_check_out_lock);
+  fprintf(stderr,
+          "cl_ext_device_malloc: kernel %s: %" PRIu64 " work-items stopped: operator new found no "
+          "room (std::bad_alloc; heap of %" PRIu64 " bytes)\n",
+          kernel, stopped, heap_size);
+  if (aborts)
+    fprintf(stderr, "cl_ext_device_malloc: std::bad_alloc not handled: aborting "
+                    "(CLDM_BAD_ALLOC=report goes on)\n");
+  fflush(stderr);
+  pthread_mutex_unlock(&cldm_check_out_lock);
+  if (aborts)
     abort();
 }
 

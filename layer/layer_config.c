@@ -15,6 +15,9 @@
  *   CLDM_CHECK       1 | 0: checked mode (spec 2.4; default 0)
  *   CLDM_OOM         report | abort: what the layer does after a kernel whose allocations
  *                    returned NULL (spec 2.5; default: nothing, NULL as always)
+ *   CLDM_BAD_ALLOC   abort | report: after a kernel in which a throwing operator new found no
+ *                    room and stopped its work-item, print the report and abort() as C++'s
+ *                    std::terminate would (default), or print it and go on (spec 2.2)
  *   CLDM_PROBE_COUNTERS 1 | 0: with CLDM_CHECK or CLDM_OOM, one line of the allocator's path
  *                    counters after each watched launch of a probe build (the others have none:
  *                    device/cl/cldm_probe.clh; default 0)
@@ -40,6 +43,7 @@ static const char *cldm_config_clc;
 static const char *cldm_config_cache;
 static int cldm_config_check_on;
 static cldm_oom_mode cldm_config_oom_mode = CLDM_OOM_NULL;
+static int cldm_config_bad_alloc_abort = 1;
 static int cldm_config_probe_on;
 
 /* Parses "<digits>[K|M|G][B|iB]"; returns 0 on failure. */
@@ -117,6 +121,11 @@ static void cldm_config_read(void) {
     cldm_config_oom_mode = CLDM_OOM_ABORT;
   else if (om && *om)
     cldm_log(CLDM_LOG_ERROR, "CLDM_OOM=%s is not report or abort; ignored", om);
+  const char *ba = getenv("CLDM_BAD_ALLOC");
+  if (ba && !strcmp(ba, "report"))
+    cldm_config_bad_alloc_abort = 0;
+  else if (ba && *ba && strcmp(ba, "abort"))
+    cldm_log(CLDM_LOG_ERROR, "CLDM_BAD_ALLOC=%s is not abort or report; ignored", ba);
   const char *pc = getenv("CLDM_PROBE_COUNTERS");
   if (pc && !strcmp(pc, "1"))
     cldm_config_probe_on = 1;
@@ -169,6 +178,11 @@ int cldm_config_check(void) {
 cldm_oom_mode cldm_config_oom(void) {
   cldm_config_init();
   return cldm_config_oom_mode;
+}
+
+int cldm_config_bad_alloc_aborts(void) {
+  cldm_config_init();
+  return cldm_config_bad_alloc_abort;
 }
 
 char *cldm_config_beside_layer(const char *file) {

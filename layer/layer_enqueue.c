@@ -17,7 +17,8 @@
  * Checked mode (CLDM_CHECK=1) and CLDM_OOM=report|abort (spec 2.4, 2.5) make such a launch
  * synchronous: the layer waits for the kernel, then has the heap's events reported
  * (cldm_heap_after_kernel). Watched launches are serialised by one lock, so each report holds
- * the events of its kernel alone.
+ * the events of its kernel alone. Otherwise a launch of a kernel whose work-items may stop at a
+ * throwing operator new (spec 2.2) is watched without waiting (layer_new.c).
  */
 #include <stdlib.h>
 
@@ -100,7 +101,7 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
   if (!rec)
     return cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
                                              local_size, num_events, wait_list, event);
-  int watched = cldm_enqueue_watched();
+  int watched = cldm_enqueue_watched(), stops = !watched && rec->throwing_new;
   cl_event own = NULL, *ev = event ? event : &own;
   cldm_heap_binding binding;
   pthread_mutex_lock(&rec->lock);
@@ -110,6 +111,8 @@ cl_int CL_API_CALL clEnqueueNDRangeKernel_wrap(cl_command_queue queue, cl_kernel
   if (err == CL_SUCCESS) {
     err = cldm_next->clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global_size,
                                             local_size, num_events, wait_list, ev);
+    if (stops && err == CL_SUCCESS)
+      cldm_new_watch_launch(queue, *ev, rec->throwing_new);
     cldm_enqueue_done(queue, kernel, watched, err, err == CL_SUCCESS ? *ev : NULL, &binding);
   }
   if (watched)
@@ -125,7 +128,7 @@ cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, 
   cldm_kernel *rec = cldm_kernel_find(kernel);
   if (!rec)
     return cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, event);
-  int watched = cldm_enqueue_watched();
+  int watched = cldm_enqueue_watched(), stops = !watched && rec->throwing_new;
   cl_event own = NULL, *ev = event ? event : &own;
   cldm_heap_binding binding;
   pthread_mutex_lock(&rec->lock);
@@ -134,6 +137,8 @@ cl_int CL_API_CALL clEnqueueTask_wrap(cl_command_queue queue, cl_kernel kernel, 
   cl_int err = cldm_enqueue_bind(queue, kernel, rec, &binding);
   if (err == CL_SUCCESS) {
     err = cldm_next->clEnqueueTask(queue, kernel, num_events, wait_list, ev);
+    if (stops && err == CL_SUCCESS)
+      cldm_new_watch_launch(queue, *ev, rec->throwing_new);
     cldm_enqueue_done(queue, kernel, watched, err, err == CL_SUCCESS ? *ev : NULL, &binding);
   }
   if (watched)

@@ -38,7 +38,8 @@
  * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
  * modules' event log), and a heap freed at context release is first read whole and inspected
  * for leaks and damaged blocks (cldm_heap_inspect; layer_heap_read.c has the other reads of a
- * heap by the host).
+ * heap by the host). Throwing operator new (spec 2.2): the count of those that failed, as last
+ * reported, is kept with the heap (cldm_heap_new_failed_seen).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -234,6 +235,22 @@ cldm_heap *cldm_heap_get(cl_context context, cl_device_id device, cldm_heap *cop
   }
   pthread_mutex_unlock(&cldm_heaps_lock);
   return h;
+}
+
+uint64_t cldm_heap_new_failed_seen(cl_context context, cl_device_id device, uint64_t count,
+                                   uint64_t *heap_size) {
+  uint64_t stopped = 0;
+  *heap_size = 0;
+  pthread_mutex_lock(&cldm_heaps_lock);
+  cldm_heap *h = cldm_heap_find(context, device);
+  if (h) {
+    /* counts only grow, except through a reset of the heap, which restarts them at 0 */
+    stopped = count >= h->totals.new_failed ? count - h->totals.new_failed : count;
+    h->totals.new_failed = count;
+    *heap_size = h->geom.usable_bytes;
+  }
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  return stopped;
 }
 
 void cldm_heap_set_totals(cldm_heap *h, const cldm_check_totals *totals) {

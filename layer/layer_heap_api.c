@@ -45,7 +45,7 @@ cl_int CL_API_CALL cldm_clGetDeviceHeapInfoEXT(cl_command_queue queue,
   cl_int err = cldm_heap_api_queue_target(queue, &device, &context);
   if (err != CL_SUCCESS)
     return err;
-  if (param_name < CL_DEVICE_HEAP_INFO_SIZE_EXT || param_name > CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT)
+  if (param_name < CL_DEVICE_HEAP_INFO_SIZE_EXT || param_name > CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT)
     return CL_INVALID_VALUE;
   if (param_value && param_value_size < sizeof(cl_ulong))
     return CL_INVALID_VALUE;

@@ -9,7 +9,9 @@
  * Checked mode (CLDM_CHECK=1): heaps are made with a check area (the checked modules' event
  * log); after each kernel that used the heap (cldm_heap_after_kernel) the layer reads the check
  * area, has layer_check.c print its events and empties the log. CLDM_OOM reads the header's
- * failed-allocation count after each such kernel.
+ * failed-allocation count after each such kernel. Throwing operator new (spec 2.2): the header's
+ * count of those that failed is read after each kernel that may have one, with the reports
+ * above, else by layer_new.c's watches (cldm_heap_enqueue_new_failed_read, not blocking).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +72,15 @@ static cl_int cldm_heap_after_kernel_held(cl_command_queue queue, cldm_heap *h, 
     return CL_SUCCESS;
   }
   uint64_t failed = ((uint64_t)hdr.failed_hi << 32) | hdr.failed_lo;
+  uint64_t new_failed = cldm_hdr_new_failed(hdr);
   cldm_check_totals totals = copy->totals;
   if (cldm_config_probe())
     cldm_heap_probe_report(kernel, &hdr, totals.probe);
-  /* a reset restarts the count at 0 */
-  uint64_t new_failed = failed >= totals.failed ? failed - totals.failed : failed;
+  /* a reset restarts the counts at 0 */
+  uint64_t new_failed_allocs = failed >= totals.failed ? failed - totals.failed : failed;
   totals.failed = failed;
+  uint64_t stopped = new_failed >= totals.new_failed ? new_failed - totals.new_failed : new_failed;
+  totals.new_failed = new_failed;
   size_t area_bytes = cldm_check_area_bytes(&copy->geom);
   void *area = NULL;
   if (area_bytes && cldm_hdr_check_offset(hdr) == copy->geom.check_offset) {
@@ -101,7 +106,7 @@ static cl_int cldm_heap_after_kernel_held(cl_command_queue queue, cldm_heap *h, 
   }
   cldm_heap_set_totals(h, &totals);
   cldm_heap_census *census = NULL; /* CLDM_OOM: where the heap's memory is, after a NULL */
-  if (new_failed && cldm_config_oom() != CLDM_OOM_NULL) {
+  if (new_failed_allocs && cldm_config_oom() != CLDM_OOM_NULL) {
     void *span = malloc(copy->geom.stats_span);
     census = malloc(sizeof *census);
     if (!span || !census ||
@@ -112,8 +117,9 @@ static cl_int cldm_heap_after_kernel_held(cl_command_queue queue, cldm_heap *h, 
     }
     free(span);
   }
-  cldm_check_report_oom(kernel, new_failed, copy->geom.usable_bytes, census); /* may abort */
+  cldm_check_report_oom(kernel, new_failed_allocs, copy->geom.usable_bytes, census); /* may abort */
   free(census);
+  cldm_check_report_bad_alloc(kernel, stopped, copy->geom.usable_bytes); /* may abort */
   return err;
 }
 
@@ -125,6 +131,26 @@ cl_int cldm_heap_after_kernel(cl_command_queue queue, cl_context context, cl_dev
     return CL_SUCCESS;
   cl_int err = cldm_heap_after_kernel_held(queue, h, &copy, kernel);
   cldm_heap_release(h, 1);
+  return err;
+}
+
+cl_int cldm_heap_enqueue_new_failed_read(cl_context context, cl_device_id device, cl_event after,
+                                         uint32_t dst[2], cl_event *ev) {
+  cldm_heap copy;
+  cldm_heap *h = cldm_heap_get(context, device, &copy);
+  if (!h)
+    return CL_INVALID_CONTEXT;
+  size_t offset = 4u * CLDM_HDR_WORD_NEW_FAILED_LO;
+  cl_int err = copy.svm ? cldm_next->clEnqueueSVMMemcpy(copy.queue, CL_FALSE, dst,
+                                                        (unsigned char *)copy.svm_ptr + offset, 8,
+                                                        1, &after, ev)
+                        : cldm_next->clEnqueueReadBuffer(copy.queue, copy.buf, CL_FALSE, offset, 8,
+                                                         dst, 1, &after, ev);
+  cldm_heap_binding held = {copy.svm, copy.svm_ptr, copy.buf, h};
+  if (err == CL_SUCCESS)
+    cldm_heap_hold_until(&held, *ev); /* the memory stays until the read completed */
+  else
+    cldm_heap_let_go(&held);
   return err;
 }
 
@@ -192,6 +218,8 @@ static cl_int cldm_heap_info_held(cl_command_queue queue, const cldm_heap *copy,
     cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
     err = CL_OUT_OF_RESOURCES;
   }
+  cldm_heap_header hdr;
+  memcpy(&hdr, bytes, sizeof hdr); /* the span starts with the header */
   free(bytes);
   if (err != CL_SUCCESS)
     return err;
@@ -213,6 +241,9 @@ static cl_int cldm_heap_info_held(cl_command_queue queue, const cldm_heap *copy,
     break;
   case CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT:
     *value = stats.failed_allocations;
+    break;
+  case CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT:
+    *value = cldm_hdr_new_failed(hdr);
     break;
   default:
     *value = stats.invalid_frees;

@@ -79,6 +79,9 @@ static void cldm_init_fill_dispatch(cl_icd_dispatch *d) {
   /* layer_enqueue.c */
   d->clEnqueueNDRangeKernel = clEnqueueNDRangeKernel_wrap;
   d->clEnqueueTask = clEnqueueTask_wrap;
+  /* layer_new.c */
+  d->clFinish = clFinish_wrap;
+  d->clWaitForEvents = clWaitForEvents_wrap;
   /* layer_lifetime.c */
   d->clCreateContext = clCreateContext_wrap;
   d->clCreateContextFromType = clCreateContextFromType_wrap;

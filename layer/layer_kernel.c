@@ -124,9 +124,18 @@ static cl_program cldm_kernel_app_program(cl_kernel kernel) {
   return cldm_kernel_entry(kernel).app;
 }
 
-static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args) {
+static void cldm_kernel_record_free(cldm_kernel *rec) {
+  pthread_mutex_destroy(&rec->lock);
+  free(rec->throwing_new);
+  free(rec);
+}
+
+/* throwing_new: the kernel's name if it may stop at a throwing operator new, else NULL. */
+static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t num_user_args,
+                            const char *throwing_new) {
   cldm_kernel *rec = calloc(1, sizeof(*rec));
-  if (!rec) {
+  if (!rec || (throwing_new && !(rec->throwing_new = strdup(throwing_new)))) {
+    free(rec);
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
     return;
   }
@@ -145,14 +154,12 @@ static void cldm_kernel_add(cl_kernel kernel, uint32_t heap_arg_index, uint32_t 
     cldm_log(CLDM_LOG_ERROR, "out of host memory tracking kernel %p", (void *)kernel);
     if (old)
       __atomic_sub_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
-    free(rec);
+    cldm_kernel_record_free(rec);
     rec = NULL;
   }
   pthread_mutex_unlock(&cldm_kernels.lock);
-  if (old) {
-    pthread_mutex_destroy(&old->lock);
-    free(old);
-  }
+  if (old)
+    cldm_kernel_record_free(old);
 }
 
 /* Records `kernel` if its program is lowered and the kernel takes the heap. */
@@ -165,8 +172,9 @@ static void cldm_kernel_track(cl_kernel kernel, cl_program program) {
       CL_SUCCESS)
     return;
   uint32_t heap_arg_index, num_user_args;
-  if (cldm_program_kernel_heap(program, name, &heap_arg_index, &num_user_args))
-    cldm_kernel_add(kernel, heap_arg_index, num_user_args);
+  int throwing_new = 0;
+  if (cldm_program_kernel_heap(program, name, &heap_arg_index, &num_user_args, &throwing_new))
+    cldm_kernel_add(kernel, heap_arg_index, num_user_args, throwing_new ? name : NULL);
   free(name);
 }
 
@@ -212,7 +220,7 @@ cl_kernel CL_API_CALL clCloneKernel_wrap(cl_kernel source, cl_int *errcode_ret) 
   cl_kernel kernel = cldm_next->clCloneKernel(source, errcode_ret);
   cldm_kernel *src = kernel ? cldm_kernel_find(source) : NULL;
   if (src)
-    cldm_kernel_add(kernel, src->heap_arg_index, src->num_user_args);
+    cldm_kernel_add(kernel, src->heap_arg_index, src->num_user_args, src->throwing_new);
   cldm_kernel_handles of = cldm_kernel_entry(kernel ? source : NULL);
   cldm_kernel_watch(kernel, of.held, of.app);
   return kernel;
@@ -236,8 +244,7 @@ cl_int CL_API_CALL clReleaseKernel_wrap(cl_kernel kernel) {
     pthread_mutex_unlock(&cldm_kernels.lock);
     if (rec) {
       __atomic_sub_fetch(&cldm_kernels_count, 1, __ATOMIC_RELAXED);
-      pthread_mutex_destroy(&rec->lock);
-      free(rec);
+      cldm_kernel_record_free(rec);
     }
     cldm_kernel_let_go(gone.held, gone.app);
   }

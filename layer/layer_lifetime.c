@@ -146,6 +146,7 @@ cl_int CL_API_CALL clRetainContext_wrap(cl_context context) {
 }
 
 cl_int CL_API_CALL clReleaseContext_wrap(cl_context context) {
+  cldm_new_settle_context(context);  /* a throwing new's failure is reported first (spec 2.2) */
   cldm_lifetime_reap(context, 1, 1); /* counting the release that follows */
   cl_int err = cldm_next->clReleaseContext(context);
   if (err == CL_SUCCESS)

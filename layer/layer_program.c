@@ -209,7 +209,7 @@ void cldm_program_kernel_attached(cl_program program, int delta) {
 }
 
 int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *heap_arg_index,
-                             uint32_t *num_user_args) {
+                             uint32_t *num_user_args, int *throwing_new) {
   int takes_heap = 0;
   pthread_mutex_lock(&cldm_programs.lock);
   const cldm_program *p = cldm_map_get(&cldm_programs, program);
@@ -221,6 +221,7 @@ int cldm_program_kernel_heap(cl_program program, const char *name, uint32_t *hea
     takes_heap = 1;
     *heap_arg_index = k->heap_arg_index;
     *num_user_args = k->num_user_args;
+    *throwing_new = k->throwing_new;
   }
   pthread_mutex_unlock(&cldm_programs.lock);
   return takes_heap;

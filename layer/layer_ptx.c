@@ -66,6 +66,8 @@ int cldm_ptx_available(void) {
 }
 
 static const char cldm_ptx_marker_prefix[] = "// cl_ext_device_malloc heap arguments:";
+/* after a kernel's argument count: its work-items may stop at a throwing operator new */
+static const char cldm_ptx_marker_new[] = ":new";
 
 char *cldm_ptx_marker(const cldm_spirv_report *kernels) {
   size_t len = sizeof(cldm_ptx_marker_prefix) + 2;
@@ -77,8 +79,9 @@ char *cldm_ptx_marker(const cldm_spirv_report *kernels) {
   size_t n = (size_t)snprintf(line, len, "%s", cldm_ptx_marker_prefix);
   for (size_t i = 0; kernels && i < kernels->num_kernels; i++)
     if (kernels->kernels[i].takes_heap)
-      n += (size_t)snprintf(line + n, len - n, " %s:%u", kernels->kernels[i].name,
-                            (unsigned)kernels->kernels[i].num_user_args);
+      n += (size_t)snprintf(line + n, len - n, " %s:%u%s", kernels->kernels[i].name,
+                            (unsigned)kernels->kernels[i].num_user_args,
+                            kernels->kernels[i].throwing_new ? cldm_ptx_marker_new : "");
   snprintf(line + n, len - n, "\n");
   return line;
 }
@@ -103,6 +106,10 @@ int cldm_ptx_marker_parse(const void *bin, size_t n, cldm_spirv_report *kernels)
       break;
     char *stop = NULL;
     unsigned long args = colon ? strtoul(colon + 1, &stop, 10) : 0;
+    size_t nl = sizeof(cldm_ptx_marker_new) - 1;
+    int throwing_new = stop && (size_t)(p - stop) == nl && !memcmp(stop, cldm_ptx_marker_new, nl);
+    if (throwing_new)
+      stop += nl;
     if (!colon || colon == w || stop != p || args > UINT32_MAX) {
       cldm_spirv_report_free(kernels);
       return 0; /* not a line the layer wrote */
@@ -123,6 +130,7 @@ int cldm_ptx_marker_parse(const void *bin, size_t n, cldm_spirv_report *kernels)
     k->takes_heap = 1;
     k->num_user_args = (uint32_t)args;
     k->heap_arg_index = (uint32_t)args;
+    k->throwing_new = throwing_new;
   }
   kernels->allocates = 1;
   kernels->address_bits = 64;

@@ -36,7 +36,8 @@ static int cldm_source_ident_char(char c) {
 }
 
 static unsigned cldm_source_ident_bits(const char *w, size_t n) {
-  static const char *const names[] = {"malloc", "free", "calloc", "realloc", "aligned_alloc"};
+  static const char *const names[] = {"malloc",        "free", "calloc", "realloc",
+                                      "aligned_alloc", "new",  "delete"}; /* C++: spec 2.2 */
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strlen(names[i]) == n && !memcmp(w, names[i], n))
       return CLDM_SOURCE_NAMES;

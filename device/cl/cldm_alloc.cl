@@ -2,7 +2,8 @@
  * cldm_alloc.cl — the device allocator of cl_ext_device_malloc (spec 2.1, 3.2): lock-free
  * malloc / free / calloc / realloc / aligned_alloc for OpenCL C. Built as SPIR-V modules that
  * export cldm_malloc(heap, size), cldm_free(heap, ptr), cldm_calloc(heap, count, size),
- * cldm_realloc(heap, ptr, size) and cldm_aligned_alloc(heap, align, size), and (CLDM_NV) as
+ * cldm_realloc(heap, ptr, size), cldm_aligned_alloc(heap, align, size) and
+ * cldm_new_failed(heap) (a throwing operator new got NULL, spec 2.2), and (CLDM_NV) as
  * LLVM bitcode for NVPTX that exports the same functions as cldm_target_* for the PTX route.
  * The heap is one global buffer passed by the caller; the module has no kernels and no
  * program-scope variables. Host side: device/include/cldm_device.h.
@@ -273,4 +274,12 @@ global void *CLDM_EXPORT(aligned_alloc)(global void *heap, size_t align, size_t 
     p = CLDM_ALLOC(&h, size, align < CLDM_GRANULE_BYTES ? CLDM_GRANULE_BYTES : (uint)align, &units);
   cldm_account(&h, valid && !p, 0u);
   return p;
+}
+
+/* A throwing operator new got NULL (spec 2.2): the lowered module calls this before the
+ * work-item stops, and the layer reports the kernel once it has completed. Rare: the count
+ * needs no combining of lanes. */
+void CLDM_EXPORT(new_failed)(global void *heap) {
+  cldm_heap h = cldm_heap_open(heap);
+  cldm_stats_count(&h, CLDM_HDR_WORD_NEW_FAILED_LO, 1u);
 }

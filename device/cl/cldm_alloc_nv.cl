@@ -10,6 +10,7 @@ void cldm_target_free(global void *heap, global void *ptr);
 global void *cldm_target_calloc(global void *heap, size_t count, size_t size);
 global void *cldm_target_realloc(global void *heap, global void *ptr, size_t size);
 global void *cldm_target_aligned_alloc(global void *heap, size_t align, size_t size);
+void cldm_target_new_failed(global void *heap);
 
 global void *cldm_malloc(global void *heap, size_t size) { return cldm_target_malloc(heap, size); }
 void cldm_free(global void *heap, global void *ptr) { cldm_target_free(heap, ptr); }
@@ -22,3 +23,4 @@ global void *cldm_realloc(global void *heap, global void *ptr, size_t size) {
 global void *cldm_aligned_alloc(global void *heap, size_t align, size_t size) {
   return cldm_target_aligned_alloc(heap, align, size);
 }
+void cldm_new_failed(global void *heap) { cldm_target_new_failed(heap); }

@@ -18,6 +18,8 @@
  *   cldm_calloc(heap, count, size)   -> global pointer or NULL
  *   cldm_realloc(heap, ptr, size)    -> global pointer or NULL
  *   cldm_aligned_alloc(heap, align, size) -> global pointer or NULL
+ *   cldm_new_failed(heap)            -> void: counts a throwing operator new that got NULL
+ *                                       (spec 2.2; linked where a module has one)
  * heap and ptr are `__global void *` (OpTypePointer CrossWorkgroup to 8-bit int), sizes are
  * size_t of the module's width, results `__global void *`. The modules hold no entry points,
  * no program-scope variables and no built-in variables; their only imports are functions named

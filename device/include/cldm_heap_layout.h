@@ -270,7 +270,8 @@ typedef struct cldm_heap_header {
                                  pages) */
   cldm_u32 pad3[12];     /* 208 [0]: checked heaps' check area (below), bytes from the heap
                                   base, 0 if the heap is not checked; [1]: its event-log
-                                  entries (CLDM_HDR_WORD_*: the words are named there, not as
+                                  entries; [2], [3]: throwing operator new calls that failed
+                                  (CLDM_HDR_WORD_*: the words are named there, not as
                                   fields, so the type the other modules see is unchanged) */
 } cldm_heap_header;      /* 256 bytes = CLDM_HEADER_BYTES */
 
@@ -310,6 +311,10 @@ typedef struct cldm_heap_header {
 #define CLDM_SPREAD_BUDGET_DIV 8u
 #define cldm_hdr_check_offset(hd) ((hd).pad3[0])
 #define cldm_hdr_check_capacity(hd) ((hd).pad3[1])
+/* pad3[2], [3]: calls of a throwing operator new that got NULL and stopped their work-item
+ * (spec 2.2), 64-bit as (lo, hi), 0 in the image (device/cl/cldm_alloc.cl, cldm_new_failed) */
+#define CLDM_HDR_WORD_NEW_FAILED_LO 54u
+#define cldm_hdr_new_failed(hd) (((cldm_u64)(hd).pad3[3] << 32) | (hd).pad3[2])
 
 /* ---- checked mode (device/cl/cldm_check.clh; built with CLDM_CHECKED=1) ----------------- */
 /* A checked heap has a check area after the slot bitmaps, inside the image (creation and reset

@@ -53,6 +53,9 @@ typedef cl_uint cl_device_heap_info_ext;
   0x10DAE                                          /* inspects the heap: live blocks
                                                              with overwritten guard bytes */
 #define CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT 0x10DAF /* pages taken for slabs and runs */
+/* throwing operator new calls that found no room (C++, section "Import-linkage form"): each
+ * stopped its work-item */
+#define CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT 0x10DB0
 
 /* Default and minimum heap size in bytes (section "Heap size"). */
 #define CL_DEVICE_HEAP_SIZE_DEFAULT_EXT ((size_t)8 << 20)

@@ -4,7 +4,10 @@
  * their argument information), the extension's header included (the feature macro, the global
  * forms for OpenCL C 1.2 and 3.0 without generic pointers, the generic forms for 2.0 and 3.0
  * with them, CL_EXT_DEVICE_MALLOC_NO_DECLARATIONS), #include of it and of input headers,
- * options that would abort opencl-clang filtered out, and clang's diagnostics as the log.
+ * options that would abort opencl-clang filtered out, and clang's diagnostics as the log; and
+ * C++ for OpenCL (clang's own front end): new, new[] of a type with a destructor (its size check
+ * rewritten for the translator), nothrow new, delete, the helpers, malloc as extern "C", all
+ * declared by the header, for both C++ for OpenCL versions, and its diagnostics.
  * Arguments: the library, the source tree.
  */
 #include <dlfcn.h>
@@ -243,6 +246,54 @@ static void test_diagnostics(void **state) {
   assert_int_equal(api->compile(NULL, &out), CLDM_CLC_E_INVALID_ARG);
 }
 
+/* What the module imports: 1 if the disassembly-free check finds `name` among its strings. */
+static int module_has(const void *spirv, size_t size, const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; i + n <= size; i += 4) /* SPIR-V strings start on a word */
+    if (!memcmp((const char *)spirv + i, name, n) && ((const char *)spirv)[i + n] == '\0')
+      return 1;
+  return 0;
+}
+
+static void test_cxx(void **state) {
+  static const char src[] = "struct D { int v; D() : v(1) {} ~D() { v = 0; } };\n"
+                            "kernel void k(global int *out, int n) {\n"
+                            "  D *one = new D;\n"
+                            "  D *many = new D[n];\n"
+                            "  int *maybe = new (std::nothrow) int[n];\n"
+                            "  int *m = (int *)malloc(4);\n"
+                            "  out[0] = one->v + many[n - 1].v + (maybe != nullptr);\n"
+                            "  cl_ext_delete(one);\n"
+                            "  cl_ext_delete_array(many);\n"
+                            "  ::operator delete[](maybe);\n"
+                            "  free(m);\n"
+                            "}\n";
+  static const char *const stds[] = {"-cl-std=CLC++2021", "-cl-std=CLC++"};
+  for (int i = 0; i < 2; i++) {
+    cldm_clc_result out;
+    cldm_clc_status st = compile(src, stds[i], pocl_names, &out);
+    if (st != CLDM_CLC_OK)
+      fail_msg("%s: %s: %s", stds[i], api->status_name(st), out.log ? out.log : "(no log)");
+    cldm_spirv_report r;
+    assert_int_equal(cldm_spirv_inspect(out.spirv, out.spirv_size, &r, NULL), CLDM_SPIRV_OK);
+    assert_true(r.allocates && (r.forms & CLDM_SPIRV_FORM_CXX) &&
+                (r.forms & CLDM_SPIRV_FORM_IMPORT));
+    assert_int_equal(r.num_kernels, 1);
+    assert_true(r.kernels[0].throwing_new);
+    cldm_spirv_report_free(&r);
+    assert_true(module_has(out.spirv, out.spirv_size, "_Znwm"));
+    assert_true(module_has(out.spirv, out.spirv_size, "_Znam"));
+    assert_true(module_has(out.spirv, out.spirv_size, "_ZnamRU3AS2KSt9nothrow_t"));
+    assert_true(module_has(out.spirv, out.spirv_size, "_ZdlPU3AS4v"));
+    assert_true(module_has(out.spirv, out.spirv_size, "malloc"));
+    assert_false(module_has(out.spirv, out.spirv_size, "llvm.uadd.with.overflow.i64"));
+    api->free_result(&out);
+  }
+  /* diagnostics name the source's own lines, as for OpenCL C */
+  expect_error("kernel void k(global int *o) {\n  o[0] = *new int(undeclared);\n}\n",
+               "-cl-std=CLC++2021", pocl_names, "<kernel>:2:19: error: use of undeclared");
+}
+
 static void test_header_text(void **state) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/include/opencl-c/cl_ext_device_malloc.h", source_dir);
@@ -272,10 +323,15 @@ int main(int argc, char **argv) {
   }
   source_dir = argv[2];
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_demo_kernels),      cmocka_unit_test(test_argument_qualifiers),
-      cmocka_unit_test(test_declaration_forms), cmocka_unit_test(test_feature_macro_and_opt_out),
-      cmocka_unit_test(test_includes),          cmocka_unit_test(test_dangerous_options),
-      cmocka_unit_test(test_diagnostics),       cmocka_unit_test(test_header_text),
+      cmocka_unit_test(test_demo_kernels),
+      cmocka_unit_test(test_argument_qualifiers),
+      cmocka_unit_test(test_declaration_forms),
+      cmocka_unit_test(test_feature_macro_and_opt_out),
+      cmocka_unit_test(test_includes),
+      cmocka_unit_test(test_dangerous_options),
+      cmocka_unit_test(test_diagnostics),
+      cmocka_unit_test(test_header_text),
+      cmocka_unit_test(test_cxx),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

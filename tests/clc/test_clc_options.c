@@ -47,6 +47,13 @@ static void test_std(void **state) {
   assert_int_equal(cldm_clc_options_std("-cl-std=CL3.0 -DX"), 300);
   assert_int_equal(cldm_clc_options_std("-cl-std=CL3.0 -cl-std=CL1.1"), 110);
   assert_int_equal(cldm_clc_options_std("-cl-std=CLC++2021"), 300);
+  /* C++ for OpenCL: the last -cl-std= decides */
+  assert_int_equal(cldm_clc_options_cxx(""), 0);
+  assert_int_equal(cldm_clc_options_cxx("-cl-std=CL3.0"), 0);
+  assert_int_equal(cldm_clc_options_cxx("-cl-std=CLC++"), 1);
+  assert_int_equal(cldm_clc_options_cxx("-DX -cl-std=CLC++1.0"), 1);
+  assert_int_equal(cldm_clc_options_cxx("-cl-std=CLC++2021 -cl-std=CL2.0"), 0);
+  assert_int_equal(cldm_clc_options_cxx("-cl-std=CL2.0 -cl-std=CLC++2021"), 1);
 }
 
 static void test_extra(void **state) {

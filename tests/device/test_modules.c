@@ -1,7 +1,7 @@
 /*
  * test_modules.c — the embedded allocator modules keep the contract of cldm_device.h that the
  * lowering engine links against: SPIR-V 1.0, Kernel + Addresses + Linkage, the addressing
- * model of their width, the five functions exported with the expected signatures, no entry
+ * model of their width, the six functions exported with the expected signatures, no entry
  * points, no module-scope variables, no imports but cldm_target_* (the nv variant's, which the
  * PTX backend resolves); and cldm_device_module_select picks by width and features.
  */
@@ -50,8 +50,10 @@ typedef struct fn_sig {
 
 static const fn_sig k_sigs[] = {
     {"cldm_malloc", 2, "pps"},   {"cldm_free", 2, "vpp"},           {"cldm_calloc", 3, "ppss"},
-    {"cldm_realloc", 3, "ppps"}, {"cldm_aligned_alloc", 3, "ppss"},
+    {"cldm_realloc", 3, "ppps"}, {"cldm_aligned_alloc", 3, "ppss"}, {"cldm_new_failed", 1, "vp"},
 };
+
+enum { NUM_SIGS = (int)(sizeof k_sigs / sizeof k_sigs[0]) };
 
 typedef struct module_info {
   uint32_t op_of_id[MAX_IDS];    /* opcode defining each id (type/function) */
@@ -92,8 +94,8 @@ static void check_module(const cldm_device_module *m) {
   memset(&g_info, 0, sizeof g_info);
   int caps_kernel = 0, caps_addresses = 0, caps_linkage = 0, memory_model = 0, in_function = 0;
   int caps_int64_atomics = 0, imports = 0;
-  int exported[5] = {0}, functions = 0;
-  uint32_t fn_ids[5] = {0};
+  int exported[NUM_SIGS] = {0}, functions = 0;
+  uint32_t fn_ids[NUM_SIGS] = {0};
   /* pass 1: ids */
   for (size_t i = 5; i < n;) {
     uint32_t op = w[i] & 0xFFFF, count = w[i] >> 16;
@@ -152,7 +154,7 @@ static void check_module(const cldm_device_module *m) {
         }
         assert_int_equal(type, LINK_EXPORT);
         int found = 0;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < NUM_SIGS; k++)
           if (strcmp(name, k_sigs[k].name) == 0) {
             exported[k]++;
             fn_ids[k] = w[i + 1];
@@ -170,11 +172,11 @@ static void check_module(const cldm_device_module *m) {
   assert_true(caps_kernel && caps_addresses && caps_linkage && memory_model);
   /* the nv variant forwards to the NVPTX allocator; the others hold one, with 64-bit atomics */
   if (m->features & CLDM_DEVICE_FEATURE_TARGET_PTX)
-    assert_int_equal(imports, 5);
+    assert_int_equal(imports, NUM_SIGS);
   else
     assert_true(caps_int64_atomics && imports == 0);
-  assert_true(functions >= 5);
-  for (int k = 0; k < 5; k++) {
+  assert_true(functions >= NUM_SIGS);
+  for (int k = 0; k < NUM_SIGS; k++) {
     assert_int_equal(exported[k], 1);
     uint32_t f = fn_ids[k];
     assert_true(f < MAX_IDS && g_info.op_of_id[f] == OP_FUNCTION);

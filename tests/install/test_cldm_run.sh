@@ -29,7 +29,7 @@ status() { # status <description> <expected status> <command...>
 print_env() { "$run" "$@" | grep -v -e '^# loader ' -e '^LD_LIBRARY_PATH='; }
 
 unset OPENCL_LAYERS CLDM_HEAP_SIZE CLDM_LOG CLDM_DUMP_DIR CLDM_HEAP_MEMORY CLDM_NVIDIA CLDM_CHECK \
-  CLDM_OOM
+  CLDM_OOM CLDM_BAD_ALLOC
 
 check "the layer alone" "OPENCL_LAYERS=$layer" "$(print_env --print-env)"
 check "prepended to other layers" "OPENCL_LAYERS=$layer:/opt/a.so:/opt/b.so" \
@@ -46,10 +46,12 @@ CLDM_DUMP_DIR=$tmp/dumps
 CLDM_HEAP_MEMORY=buffer
 CLDM_NVIDIA=off
 CLDM_CHECK=1
-CLDM_OOM=abort" \
+CLDM_OOM=abort
+CLDM_BAD_ALLOC=report" \
   "$(print_env --heap-size 64M --log=debug --dump-dir "$tmp/dumps" --heap-memory buffer --no-nvidia \
-    --check --oom abort --print-env)"
+    --check --oom abort --bad-alloc report --print-env)"
 check "--oom=report" "CLDM_OOM=report" "$(print_env --oom=report --print-env | grep OOM)"
+check "--bad-alloc=abort" "CLDM_BAD_ALLOC=abort" "$(print_env --bad-alloc=abort --print-env | grep BAD)"
 [ -d "$tmp/dumps" ]
 check "--dump-dir creates the directory" 0 $?
 (cd "$tmp" && "$run" --dump-dir rel --print-env) > "$tmp/rel.out"
@@ -66,7 +68,8 @@ status "a missing program" 127 "$run" "$tmp/no-such-program"
 
 # errors: status 2, a message, nothing run
 for bad in "--heap-size 100K" "--heap-size 12X" "--heap-size 0M" "--heap-size" "--log loud" \
-  "--heap-memory disk" "--frobnicate" "--layer $tmp/none.so" "--oom ignore" "--oom"; do
+  "--heap-memory disk" "--frobnicate" "--layer $tmp/none.so" "--oom ignore" "--oom" \
+  "--bad-alloc ignore" "--bad-alloc"; do
   # shellcheck disable=SC2086 # the options are words
   status "refused: $bad" 2 "$run" $bad -- touch "$tmp/ran"
   [ -s "$tmp/err" ]

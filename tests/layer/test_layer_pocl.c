@@ -96,7 +96,8 @@ static void test_heap_info_and_reset_without_heap(void **state) {
   static const cl_device_heap_info_ext counters[] = {
       CL_DEVICE_HEAP_INFO_BYTES_IN_USE_EXT,     CL_DEVICE_HEAP_INFO_PEAK_BYTES_HELD_EXT,
       CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, CL_DEVICE_HEAP_INFO_FAILED_ALLOCATIONS_EXT,
-      CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT,    CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT};
+      CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT,    CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT,
+      CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT};
   for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
     cl_device_heap_info_ext p = counters[i];
     cl_ulong v = 99;
@@ -111,7 +112,7 @@ static void test_heap_info_and_reset_without_heap(void **state) {
   assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_SIZE_EXT, sizeof(size) - 1, &size, NULL),
                    CL_INVALID_VALUE);
   assert_int_equal(info(q, 0x1234, sizeof(size), &size, NULL), CL_INVALID_VALUE);
-  assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_BYTES_HELD_EXT + 1, sizeof(size), &size, NULL),
+  assert_int_equal(info(q, CL_DEVICE_HEAP_INFO_BAD_ALLOCS_EXT + 1, sizeof(size), &size, NULL),
                    CL_INVALID_VALUE);
   /* reset is an ordered command with an event */
   cl_event ev = NULL;

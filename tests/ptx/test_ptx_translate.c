@@ -325,7 +325,7 @@ static void check_module(const char *dir, const char *name) {
 static void test_demo_and_examples(void **state) {
   (void)state;
   static const char *const names[] = {"lists.spv", "lists.extinst.spv", "producer.spv",
-                                      "consumer.spv"};
+                                      "consumer.spv", "hip_shapes.spv"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     check_module(CLDM_TEST_EXAMPLES_SPV, names[i]);
   assemble_wait();
@@ -385,9 +385,9 @@ static void test_engine_test_modules(void **state) {
 static void test_e2e_kernels(void **state) {
   (void)state;
   static const char *const names[] = {
-      "alloc_basic.spv",         "alloc_basic.O2.spv", "alloc_basic.cl20.spv",
-      "alloc_basic.extinst.spv", "alloc_generic.spv",  "exhaust.spv",
-      "free_other.spv",          "link_lib.spv",       "noalloc.spv"};
+      "alloc_basic.spv",   "alloc_basic.O2.spv", "alloc_basic.cl20.spv", "alloc_basic.extinst.spv",
+      "alloc_generic.spv", "exhaust.spv",        "free_other.spv",       "link_lib.spv",
+      "noalloc.spv",       "new_cxx.spv",        "new_hip.spv"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     check_module(CLDM_TEST_E2E_KERNELS, names[i]);
   assemble_wait();
@@ -395,6 +395,34 @@ static void test_e2e_kernels(void **state) {
 
 /* The allocator's own test kernels, linked with its cl12 variant by spirv-link, and with the
  * nv variant (imports left open: the NVPTX allocator resolves them). */
+/* C++'s new and delete (spec 2.2), lowered: a kernel whose work-items may stop keeps its
+ * arguments and the hidden heap, and the PTX counts a failed throwing new (the allocator's
+ * new_failed: an atomic add on the heap's header) before the work-item returns. */
+static void test_new_delete(void **state) {
+  (void)state;
+  for (int nv = 0; nv < 2; nv++) {
+    module m;
+    load_module(&m, CLDM_TEST_E2E_KERNELS, "new_hip.spv", nv ? NV : 0);
+    const cldm_spirv_kernel *k = NULL;
+    for (size_t i = 0; i < m.report.num_kernels; i++)
+      if (!strcmp(m.report.kernels[i].name, "stop_on_full"))
+        k = &m.report.kernels[i];
+    assert_non_null(k);
+    assert_true(k->takes_heap && k->throwing_new);
+    char *ptx = translate_ok(m.spv, m.size, &h200, NULL, "new_hip.spv");
+    char last[256];
+    assert_int_equal(entry_params(ptx, "stop_on_full", last, sizeof last), 3);
+    assert_non_null(strstr(last, ".ptr .global"));
+    /* no operator new or delete is left to the driver's linker */
+    assert_null(strstr(ptx, "_Znwm"));
+    assert_null(strstr(ptx, "_Znam"));
+    assert_null(strstr(ptx, "_ZdaPv"));
+    assert_null(strstr(ptx, "old_llvm"));
+    free(ptx);
+    free_module(&m);
+  }
+}
+
 static void test_allocator_test_kernels(void **state) {
   (void)state;
   check_module_with(CLDM_TEST_DEVICE_DIR, "alloc_test.cldm_alloc.cl12.spir64.spv", 0);
@@ -1066,6 +1094,7 @@ int main(void) {
       cmocka_unit_test(test_demo_kernels_in_detail),
       cmocka_unit_test(test_engine_test_modules),
       cmocka_unit_test(test_e2e_kernels),
+      cmocka_unit_test(test_new_delete),
       cmocka_unit_test(test_allocator_test_kernels),
       cmocka_unit_test(test_nvptx_allocator),
       cmocka_unit_test(test_register_cap),

@@ -56,7 +56,7 @@ static cldm_spirv_status graph(const uint32_t *w, size_t size, cldm_spirv_module
   memset(cg, 0, sizeof *cg);
   cldm_spirv_status st = cldm_spirv_module_parse(m, w, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(m, d, err);
+    st = cldm_spirv_detect_uses(m, d, CLDM_SPIRV_DETECT_CXX, err);
   if (!st)
     st = cldm_spirv_check(m, d->drop, err);
   if (!st)

@@ -1,7 +1,9 @@
 /*
  * test_detect.c — spec 2 detection and validation (layer/spirv/src/detect.c): both forms,
  * the sites found, and each invalid use with its message: unknown instruction number, operand
- * count, operand and result types, Import declarations with wrong signatures or bodies.
+ * count, operand and result types, Import declarations with wrong signatures or bodies; C++'s
+ * operators (which sites throw, a module's own operator new left alone, not seen when raising,
+ * a wrong signature).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,7 @@ static cldm_spirv_status detect(const uint32_t *w, size_t size, cldm_spirv_modul
                                 cldm_spirv_detect *d, cldm_spirv_error *err) {
   cldm_spirv_status st = cldm_spirv_module_parse(m, w, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(m, d, err);
+    st = cldm_spirv_detect_uses(m, d, CLDM_SPIRV_DETECT_CXX, err);
   if (!st && d->allocates)
     st = cldm_spirv_check(m, d->drop, err);
   if (!st && d->allocates)
@@ -213,6 +215,77 @@ static void invalid_import_declarations(void **state) {
                       "Import-linkage functions are declarations (spec 2.2)");
 }
 
+/* C++'s operators: throwing new, nothrow new, delete of a generic pointer; the module's own
+ * _Znam (a body, Export linkage) is its own function. */
+static const char cxx_text[] =
+    "OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\nOpCapability Int64\n"
+    "OpCapability Int8\nOpCapability GenericPointer\nOpMemoryModel Physical64 OpenCL\n"
+    "OpEntryPoint Kernel %k \"k\"\n"
+    "OpDecorate %new LinkageAttributes \"_Znwm\" Import\n"
+    "OpDecorate %nt LinkageAttributes \"_ZnwmRU3AS4KSt9nothrow_t\" Import\n"
+    "OpDecorate %del LinkageAttributes \"_ZdlPU3AS4v\" Import\n"
+    "OpDecorate %own LinkageAttributes \"_Znam\" Export\n"
+    "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+    "%g = OpTypePointer Generic %uchar\n%tag = OpTypeStruct %uchar\n"
+    "%tagp = OpTypePointer Generic %tag\n%fnew = OpTypeFunction %g %ulong\n"
+    "%fnt = OpTypeFunction %g %ulong %tagp\n%fdel = OpTypeFunction %void %g\n"
+    "%fk = OpTypeFunction %void %tagp\n%c8 = OpConstant %ulong 8\n%nullg = OpConstantNull %g\n"
+    "%new = OpFunction %g None %fnew\n%a = OpFunctionParameter %ulong\nOpFunctionEnd\n"
+    "%nt = OpFunction %g None %fnt\n%b = OpFunctionParameter %ulong\n"
+    "%c = OpFunctionParameter %tagp\nOpFunctionEnd\n"
+    "%del = OpFunction %void None %fdel\n%d = OpFunctionParameter %g\nOpFunctionEnd\n"
+    "%own = OpFunction %g None %fnew\n%e = OpFunctionParameter %ulong\n%ol = OpLabel\n"
+    "OpReturnValue %nullg\nOpFunctionEnd\n"
+    "%k = OpFunction %void None %fk\n%t = OpFunctionParameter %tagp\n%kl = OpLabel\n"
+    "%p = OpFunctionCall %g %new %c8\n%q = OpFunctionCall %g %nt %c8 %t\n"
+    "%r = OpFunctionCall %g %own %c8\n%x = OpFunctionCall %void %del %p\n"
+    "%y = OpFunctionCall %void %del %q\nOpReturn\nOpFunctionEnd\n";
+
+static void cxx_operators(void **state) {
+  (void)state;
+  size_t size;
+  uint32_t *w = st_asm(cxx_text, &size);
+  cldm_spirv_module m;
+  cldm_spirv_detect d;
+  assert_int_equal(detect(w, size, &m, &d, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(d.forms, CLDM_SPIRV_FORM_CXX);
+  assert_int_equal(d.nimport_fns, 3);
+  assert_int_equal(d.nsites, 4); /* not the call of the module's own _Znam */
+  static const uint8_t ops[] = {CLDM_SPIRV_EXT_MALLOC, CLDM_SPIRV_EXT_MALLOC, CLDM_SPIRV_EXT_FREE,
+                                CLDM_SPIRV_EXT_FREE};
+  static const uint8_t throws[] = {1, 0, 0, 0};
+  for (unsigned i = 0; i < 4; i++) {
+    assert_int_equal(d.sites[i].op, ops[i]);
+    assert_int_equal(d.sites[i].throws, throws[i]);
+  }
+  assert_int_equal(d.nthrowing, 1);
+  assert_int_equal(d.import_op[3], 0); /* _Znam, defined here */
+  assert_false(d.drop[m.fn[3].id]);
+  cldm_spirv_detect_free(&d);
+  /* raising leaves the operators to the lowering: not seen without CLDM_SPIRV_DETECT_CXX */
+  assert_int_equal(cldm_spirv_detect_uses(&m, &d, 0, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(d.allocates, 0);
+  cldm_spirv_detect_free(&d);
+  cldm_spirv_module_free(&m);
+  free(w);
+  /* a declaration whose parameters are not what its name says is refused, named */
+  char text[4096];
+  snprintf(text, sizeof text, "%s", cxx_text);
+  char *at = strstr(text, "%fnew = OpTypeFunction %g %ulong");
+  memcpy(at, "%fnew = OpTypeFunction %g %g    ", 32);
+  at = strstr(text, "%a = OpFunctionParameter %ulong");
+  memcpy(at, "%a = OpFunctionParameter %g    ", 31);
+  at = strstr(text, "%e = OpFunctionParameter %ulong");
+  memcpy(at, "%e = OpFunctionParameter %g    ", 31);
+  w = st_asm(text, &size);
+  cldm_spirv_error err;
+  assert_int_equal(cldm_spirv_inspect(w, size, NULL, &err), CLDM_SPIRV_E_INVALID);
+  if (!strstr(err.message, "Import-linkage function \"_Znwm\"") ||
+      !strstr(err.message, "parameter 1 has type") || !strstr(err.message, "(spec 2.2)"))
+    fail_msg("message: %s", err.message);
+  free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(extinst_form),
@@ -220,6 +293,7 @@ int main(void) {
       cmocka_unit_test(extension_alone_allocates),
       cmocka_unit_test(invalid_extinst_uses),
       cmocka_unit_test(invalid_import_declarations),
+      cmocka_unit_test(cxx_operators),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,11 +77,13 @@ static void shared_stand_in(void **state) {
   st_listing_free(before);
   void *out = st_lower(in, size, &out_size, NULL);
   st_listing *l = st_dis(out, out_size);
-  assert_int_equal(st_count(l, "\"spirv.llvm_umul_with_overflow_i64\" Export"), 1);
+  /* the user's copy, which the allocator's calls share, is made an ordinary function
+   * (layer/spirv/src/umul.c): no stand-in is left for llvm-spirv's reader to misread */
+  assert_int_equal(st_count(l, "\"spirv.llvm_umul_with_overflow_i64\""), 0);
   size_t names = 0, defs = 0;
   for (size_t i = 0; i < l->n; i++) {
-    names += !strncmp(l->line[i], "OpName ", 7) &&
-             strstr(l->line[i], "\"spirv.llvm_umul_with_overflow_i64\"");
+    names +=
+        !strncmp(l->line[i], "OpName ", 7) && strstr(l->line[i], "\"cldm.umul_with_overflow_i64\"");
     defs += strstr(l->line[i], "= OpFunction ") != NULL;
   }
   assert_int_equal(names, 1);

@@ -109,6 +109,35 @@ static void identical_copy(void **state) {
   }
 }
 
+/* C++'s operators stay calls: the set has no instruction that stops a work-item as a throwing
+ * new must (spec 2.2); a module with only them is copied, C names beside them are raised. */
+static void cxx_left_to_lowering(void **state) {
+  static const char text[] =
+      "OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\nOpCapability Int64\n"
+      "OpCapability Int8\nOpMemoryModel Physical64 OpenCL\nOpEntryPoint Kernel %k \"k\"\n"
+      "OpDecorate %new LinkageAttributes \"_Znwm\" Import\n"
+      "OpDecorate %free LinkageAttributes \"free\" Import\n"
+      "%void = OpTypeVoid\n%uchar = OpTypeInt 8 0\n%ulong = OpTypeInt 64 0\n"
+      "%p = OpTypePointer CrossWorkgroup %uchar\n%fnew = OpTypeFunction %p %ulong\n"
+      "%ff = OpTypeFunction %void %p\n%fk = OpTypeFunction %void\n%c16 = OpConstant %ulong 16\n"
+      "%new = OpFunction %p None %fnew\n%n = OpFunctionParameter %ulong\nOpFunctionEnd\n"
+      "%free = OpFunction %void None %ff\n%x = OpFunctionParameter %p\nOpFunctionEnd\n"
+      "%k = OpFunction %void None %fk\n%l = OpLabel\n%m = OpFunctionCall %p %new %c16\n"
+      "%f = OpFunctionCall %void %free %m\nOpReturn\nOpFunctionEnd\n";
+  size_t size, out_size;
+  uint32_t *in = st_asm(text, &size);
+  uint32_t *out = st_raise(in, size, &out_size);
+  cldm_spirv_report r;
+  assert_int_equal(cldm_spirv_inspect(out, out_size, &r, NULL), CLDM_SPIRV_OK);
+  assert_int_equal(r.forms, CLDM_SPIRV_FORM_EXTINST | CLDM_SPIRV_FORM_CXX);
+  assert_true(r.kernels[0].throwing_new);
+  cldm_spirv_report_free(&r);
+  assert_int_not_equal(st_find_op(out, out_size / 4, SpvOpExtInst, 0), 0); /* the free */
+  assert_int_equal(st_find_op(out, out_size / 4, SpvOpExtInst, 1), 0);
+  free(out);
+  free(in);
+}
+
 static const char mixed[] =
     "OpCapability Addresses\nOpCapability Kernel\nOpCapability Linkage\nOpCapability Int64\n"
     "OpCapability Int8\n%set = OpExtInstImport \"SPV_EXT_device_malloc\"\n"
@@ -191,10 +220,9 @@ static void refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(import_to_extinst),
-      cmocka_unit_test(identical_copy),
-      cmocka_unit_test(mixed_forms),
-      cmocka_unit_test(refused),
+      cmocka_unit_test(import_to_extinst),    cmocka_unit_test(identical_copy),
+      cmocka_unit_test(mixed_forms),          cmocka_unit_test(refused),
+      cmocka_unit_test(cxx_left_to_lowering),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

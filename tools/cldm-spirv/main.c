@@ -2,7 +2,8 @@
  * cldm-spirv — offline front end of the SPIR-V engine (layer/spirv):
  *   lower  rewrite a module that allocates into plain SPIR-V (spec 3.2), allocator linked in
  *   raise  Import-linkage malloc/free/... calls into SPV_EXT_device_malloc instructions
- *   info   which kernels allocate, which form is used, hidden-argument indices
+ *   info   which kernels allocate (and may stop at a throwing operator new), which forms are
+ *          used, hidden-argument indices
  *   dis    a listing that knows SPV_EXT_device_malloc (spirv-dis rejects the unknown set)
  *   ptx    PTX for NVIDIA's OpenCL driver through the PTX backend (layer/ptx), lowering first
  *          when the module allocates
@@ -30,9 +31,11 @@ static const char usage_text[] =
     "commands:\n"
     "  lower [-o OUT] [--allocator FILE.spv]... [--features LIST]\n"
     "        lower a module that uses SPV_EXT_device_malloc (or Import-linkage malloc/free/\n"
-    "        calloc/realloc/aligned_alloc) into plain SPIR-V: allocating kernels get the heap\n"
-    "        as their last argument and the allocator is linked in. A module that does not\n"
-    "        allocate is written out unchanged. --allocator gives a Physical32 or Physical64\n"
+    "        calloc/realloc/aligned_alloc, C++ operator new/delete) into plain SPIR-V:\n"
+    "        allocating kernels get the heap as their last argument, a work-item whose\n"
+    "        throwing operator new gets NULL stops, and the allocator is linked in. A module\n"
+    "        that does not allocate is written out unchanged. --allocator gives a Physical32\n"
+    "        or Physical64\n"
     "        allocator module (repeat for both); without it the built-in allocator (device/) "
     "is used,\n"
     "        the variant chosen by --features: all (default: every device feature), none\n"
@@ -41,6 +44,7 @@ static const char usage_text[] =
     "        64-bit atomics (cl_khr_int64_base_atomics) are always assumed: every variant\n"
     "        needs them.\n"
     "  raise [-o OUT]   Import-linkage calls -> OpExtInst \"SPV_EXT_device_malloc\"\n"
+    "                   (C++ operator new/delete stay calls)\n"
     "  info             kernels, whether each allocates, hidden-argument index, forms used\n"
     "  dis [-o OUT] [--malloc-only]\n"
     "                   text listing; --malloc-only prints only the set's instructions and\n"
@@ -273,15 +277,17 @@ static int cmd_info(const options *o, const void *in, size_t size) {
                                                     : "other");
   printf("allocates: %s", r.allocates ? "yes" : "no");
   if (r.allocates)
-    printf(" (forms:%s%s)",
+    printf(" (forms:%s%s%s)",
            r.forms & CLDM_SPIRV_FORM_EXTINST ? " OpExtInst SPV_EXT_device_malloc" : "",
-           r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "");
+           r.forms & CLDM_SPIRV_FORM_IMPORT ? " Import-linkage" : "",
+           r.forms & CLDM_SPIRV_FORM_CXX ? " C++ operator new/delete" : "");
   printf("\nkernels: %zu\n", r.num_kernels);
   for (size_t i = 0; i < r.num_kernels; i++) {
     const cldm_spirv_kernel *k = &r.kernels[i];
     printf("  %s: %u argument%s, ", k->name, k->num_user_args, k->num_user_args == 1 ? "" : "s");
     if (k->takes_heap)
-      printf("allocates, heap is hidden argument %u\n", k->heap_arg_index);
+      printf("allocates, heap is hidden argument %u%s\n", k->heap_arg_index,
+             k->throwing_new ? ", may stop at a throwing operator new" : "");
     else
       printf("does not allocate\n");
   }

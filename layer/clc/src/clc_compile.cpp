@@ -1,8 +1,11 @@
 /*
  * clc_compile.cpp — one compilation: OpenCL C -> LLVM bitcode with opencl-clang's Compile
- * (extern "C", results through its small C++ interface IOCLFEBinaryResult), the kernels'
- * argument information read from the module's metadata (kernel_arg_*), then SPIR-V 1.0 with
- * LLVMSPIRVLib's writeSpirv (no SPIR-V extensions, so every reader of SPIR-V 1.0 takes it).
+ * (extern "C", results through its small C++ interface IOCLFEBinaryResult), or C++ for OpenCL ->
+ * an LLVM module with clang itself (clc_cxx.cpp), the kernels' argument information read from
+ * the module's metadata (kernel_arg_*), then SPIR-V 1.0 with LLVMSPIRVLib's writeSpirv (no
+ * SPIR-V extensions, so every reader of SPIR-V 1.0 takes it). LLVMSPIRVLib 15 cannot translate
+ * llvm.uadd.with.overflow, which clang uses for the size of new T[n] of a type with a
+ * destructor: such calls become an add and a compare first.
  *
  * opencl-clang gives spir64 bitcode with opaque pointers unless told otherwise; LLVMSPIRVLib 15
  * needs typed pointers, so the front end gets -no-opaque-pointers (clc_options.c) and the
@@ -21,8 +24,11 @@
 #include <LLVMSPIRVLib/LLVMSPIRVLib.h>
 #include <cclang/common_clang.h>
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
@@ -56,13 +62,29 @@ struct Job {
   std::string log;
   std::string options, extra;
   int opt_disable = 0;
+  int cxx = 0; /* C++ for OpenCL: clang's own front end (clc_cxx.cpp) */
   std::vector<char> bitcode;
+  LLVMContext ctx;
 };
 
 void run_front_end(void *arg) {
   Job &job = *static_cast<Job *>(arg);
   std::string header(reinterpret_cast<const char *>(cldm_clc_header), sizeof(cldm_clc_header));
   std::string header_path = std::string(kIncludeDir) + "/" + kHeaderName;
+  if (job.cxx) {
+    job.ctx.setOpaquePointers(false);
+    std::unique_ptr<Module> m;
+    job.status = cldm_clc_cxx_compile(job.req, job.options, job.extra, header_path, header, job.ctx,
+                                      &m, &job.log);
+    if (job.status == CLDM_CLC_OK) { /* as bitcode: reading it back upgrades the bad casts */
+      std::string bc;
+      raw_string_ostream os(bc);
+      WriteBitcodeToFile(*m, os);
+      os.flush();
+      job.bitcode.assign(bc.begin(), bc.end());
+    }
+    return;
+  }
   std::vector<const char *> sources{header.c_str()}, names{header_path.c_str()};
   for (size_t i = 0; i < job.req->num_headers; i++) {
     sources.push_back(job.req->header_sources[i] ? job.req->header_sources[i] : "");
@@ -173,19 +195,40 @@ cldm_clc_status read_kernels(const Module &m, cldm_clc_result *out) {
   return CLDM_CLC_OK;
 }
 
+/* Every call of llvm.uadd.with.overflow.iN(a, b) as {a + b, a + b < a}. */
+void lower_uadd_with_overflow(Module &m) {
+  std::vector<CallInst *> calls;
+  for (Function &f : m)
+    if (f.getIntrinsicID() == Intrinsic::uadd_with_overflow)
+      for (User *u : f.users())
+        if (auto *c = dyn_cast<CallInst>(u))
+          calls.push_back(c);
+  for (CallInst *c : calls) {
+    IRBuilder<> b(c);
+    Value *sum = b.CreateAdd(c->getArgOperand(0), c->getArgOperand(1));
+    Value *carry = b.CreateICmpULT(sum, c->getArgOperand(0));
+    Value *pair = b.CreateInsertValue(UndefValue::get(c->getType()), sum, 0);
+    pair = b.CreateInsertValue(pair, carry, 1);
+    c->replaceAllUsesWith(pair);
+    c->eraseFromParent();
+  }
+}
+
 void run_translator(void *arg) {
   Job &job = *static_cast<Job *>(arg);
   LLVMContext ctx;
   ctx.setOpaquePointers(false);
   std::unique_ptr<MemoryBuffer> mb = MemoryBuffer::getMemBuffer(
       StringRef(job.bitcode.data(), job.bitcode.size()), "cldm-clc", false);
-  Expected<std::unique_ptr<Module>> m = parseBitcodeFile(*mb, ctx);
-  if (!m) {
-    job.log += "error: cannot read the front end's module: " + toString(m.takeError()) + "\n";
+  Expected<std::unique_ptr<Module>> parsed = parseBitcodeFile(*mb, ctx);
+  if (!parsed) {
+    job.log += "error: cannot read the front end's module: " + toString(parsed.takeError()) + "\n";
     job.status = CLDM_CLC_E_TRANSLATE;
     return;
   }
-  job.status = read_kernels(**m, job.out);
+  Module *m = parsed->get();
+  lower_uadd_with_overflow(*m);
+  job.status = read_kernels(*m, job.out);
   if (job.status != CLDM_CLC_OK)
     return;
   SPIRV::TranslatorOpts opts(SPIRV::VersionNumber::SPIRV_1_0);
@@ -193,7 +236,7 @@ void run_translator(void *arg) {
   opts.setPreserveOCLKernelArgTypeMetadataThroughString(true);
   std::ostringstream os;
   std::string err;
-  if (!writeSpirv(m->get(), opts, os, err)) {
+  if (!writeSpirv(m, opts, os, err)) {
     job.log += "error: cannot translate the module to SPIR-V: " + err + "\n";
     job.status = CLDM_CLC_E_TRANSLATE;
     return;
@@ -238,13 +281,16 @@ extern "C" cldm_clc_status cldm_clc_run(const cldm_clc_request *req, cldm_clc_re
   }
   job.options = options;
   job.extra = extra;
+  job.cxx = cldm_clc_options_cxx(options);
   std::free(options);
   std::free(extra);
-  if (req->source_name && *req->source_name)
+  if (req->source_name && *req->source_name && !job.cxx) /* clc_cxx.cpp names its buffer */
     job.options += std::string(job.options.empty() ? "" : " ") + "-s " + req->source_name;
   if (run_recoverable(run_front_end, &job) != 0) {
     job.status = CLDM_CLC_E_COMPILE;
-    job.log += "error: the OpenCL C front end crashed on this source or these options\n";
+    job.log += job.cxx ? "error: the C++ for OpenCL front end crashed on this source or these "
+                         "options\n"
+                       : "error: the OpenCL C front end crashed on this source or these options\n";
   }
   if (job.status == CLDM_CLC_OK && run_recoverable(run_translator, &job) != 0) {
     job.status = CLDM_CLC_E_TRANSLATE;

@@ -5,8 +5,10 @@
  *   clc_api.c       the exported table, argument checks, the one compile lock
  *   clc_options.c   build options -> what the front end is given (filtered), and the
  *                   front end's extra options (-cl-ext from the device's names)
- *   clc_compile.cpp opencl-clang's Compile, the module's kernel argument information,
- *                   LLVMSPIRVLib's writeSpirv; a crash inside either becomes a failure
+ *   clc_cxx.cpp     C++ for OpenCL: clang's CompilerInstance (opencl-clang 15 has no C++)
+ *   clc_compile.cpp opencl-clang's Compile (or clc_cxx.cpp), the module's kernel argument
+ *                   information, LLVMSPIRVLib's writeSpirv; a crash inside either becomes a
+ *                   failure
  */
 #ifndef CLDM_CLC_INTERNAL_H
 #define CLDM_CLC_INTERNAL_H
@@ -34,6 +36,8 @@ CLDM_CLC_HIDDEN char *cldm_clc_filter_options(const char *options, int *opt_disa
 /* The OpenCL C version the filtered options select (the last -cl-std=, else 1.2) x 100; C++
  * for OpenCL 1.0 counts as 200, 2021 as 300. */
 CLDM_CLC_HIDDEN int cldm_clc_options_std(const char *filtered);
+/* 1 if the last -cl-std= of the filtered options selects C++ for OpenCL. */
+CLDM_CLC_HIDDEN int cldm_clc_options_cxx(const char *filtered);
 
 /* The front end's extra options (malloc'd): typed pointers, no built-in library functions, the
  * extension's header included from `include_dir`, cl_ext_device_malloc defined, and
@@ -56,5 +60,22 @@ CLDM_CLC_HIDDEN void cldm_clc_result_free(cldm_clc_result *r);
 
 #ifdef __cplusplus
 }
+
+/* ---- clc_cxx.cpp ------------------------------------------------------------------------- */
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+/* Compiles req's C++ for OpenCL source with the filtered `options` and the `extra` options of
+ * cldm_clc_extra_options (the extension's header `header` found at `header_path`) into *module
+ * (in ctx); diagnostics are appended to *log. CLDM_CLC_OK or CLDM_CLC_E_COMPILE. */
+CLDM_CLC_HIDDEN cldm_clc_status cldm_clc_cxx_compile(
+    const cldm_clc_request *req, const std::string &options, const std::string &extra,
+    const std::string &header_path, const std::string &header, llvm::LLVMContext &ctx,
+    std::unique_ptr<llvm::Module> *module, std::string *log);
 #endif
 #endif /* CLDM_CLC_INTERNAL_H */

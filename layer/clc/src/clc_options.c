@@ -128,6 +128,16 @@ int cldm_clc_options_std(const char *filtered) {
   return std;
 }
 
+int cldm_clc_options_cxx(const char *filtered) {
+  int cxx = 0;
+  const char *p = filtered ? filtered : "", *w;
+  size_t n;
+  while ((n = cldm_clc_word(&p, &w)) != 0)
+    if (n > 8 && !strncmp(w, "-cl-std=", 8))
+      cxx = n > 11 && !strncmp(w + 8, "CLC++", 5);
+  return cxx;
+}
+
 char *cldm_clc_extra_options(const char *extensions, int opencl_c_std, const char *include_dir,
                              const char *header_name) {
   const char *list = extensions ? extensions : "";

@@ -17,7 +17,10 @@
  * Export linkage stripped, except llvm-spirv's "spirv.*" intrinsic stand-ins, which readers need
  * external); no OpExtInstImport/OpExtension "SPV_EXT_device_malloc" and no Import-linkage
  * malloc/free/... remain. A module counts as allocating if it imports the set, declares the
- * extension, or declares an Import-linkage malloc/free/calloc/realloc/aligned_alloc.
+ * extension, or declares an Import-linkage malloc/free/calloc/realloc/aligned_alloc or C++
+ * operator new or delete (spec 2.2). A function that may stop its work-item at a throwing
+ * operator new that failed also has a stop flag parameter after the heap (a Function-storage
+ * pointer to a 32-bit integer; a kernel keeps it in a variable of its own): spec 2.2.
  * A text listing that knows the set: cldm_spirv_dis.h.
  */
 #ifndef CLDM_SPIRV_H
@@ -50,6 +53,7 @@ typedef struct cldm_spirv_error {
 enum {
   CLDM_SPIRV_FORM_EXTINST = 1u << 0, /* OpExtInst of the SPV_EXT_device_malloc set */
   CLDM_SPIRV_FORM_IMPORT = 1u << 1,  /* calls to Import-linkage malloc/free/... */
+  CLDM_SPIRV_FORM_CXX = 1u << 2,     /* calls to Import-linkage C++ operator new/delete */
 };
 
 typedef struct cldm_spirv_kernel {
@@ -57,6 +61,8 @@ typedef struct cldm_spirv_kernel {
   int takes_heap;          /* 1 if the lowered kernel has the hidden heap argument */
   uint32_t num_user_args;  /* arguments the application sees */
   uint32_t heap_arg_index; /* == num_user_args when takes_heap, else UINT32_MAX */
+  int throwing_new;        /* 1 if a work-item of the kernel may stop at a throwing operator
+                              new that failed (spec 2.2): its launches are watched */
 } cldm_spirv_kernel;
 
 typedef struct cldm_spirv_report {

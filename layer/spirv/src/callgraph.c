@@ -1,7 +1,8 @@
 /*
  * callgraph.c — which functions allocate (spec 3.2 step 2): a function allocates if it holds
- * an allocation site or calls a function that allocates. Computed by a worklist over reversed
- * call edges. Then the constructs the lowering cannot handle are rejected with E_UNSUPPORTED
+ * an allocation site or calls a function that allocates; and which may stop the work-item at a
+ * throwing operator new that failed (spec 2.2): those holding a call of one, or calling a
+ * function that may stop. Both are computed by a worklist over reversed call edges. Then the constructs the lowering cannot handle are rejected with E_UNSUPPORTED
  * (spec 1.5): recursion among allocating functions (the heap parameter would have to be passed
  * round a cycle, which is fine in SPIR-V, but OpenCL C forbids recursion and drivers reject it),
  * allocating functions whose address is taken (an indirect call could not pass the heap), and
@@ -9,6 +10,14 @@
  * spec 2.2's malloc/free/...) are taken not to allocate: whether one defined in another module
  * does cannot be known here (spec 1.5 and spec section 5, issue 4: such links are not supported). All walks are
  * iterative: no recursion on module-sized data.
+ * Roots of the stops: a function that may stop has a stop flag parameter, except a root, which
+ * keeps its flag in a variable of its own: an entry point, and a function named as an entry
+ * point is (by OpName or Export linkage). The latter is llvm-spirv's body of a kernel: its
+ * writer makes the entry point a wrapper that calls the body, and its reader (pocl's, the PTX
+ * route's) takes the function of the entry point's name for the kernel, which must therefore
+ * keep the kernel's parameters. A root's callers cannot see that it stopped, so a call of a
+ * root that may stop is allowed only as that wrapper's (the entry point of the root's name,
+ * the call followed by its return).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +70,9 @@ static int build_edges(const cldm_spirv_module *m, const cldm_spirv_detect *d, g
   return 0;
 }
 
-/* Reverse reachability from functions holding sites. */
+/* Reverse reachability from functions holding sites (only throwing ones if `throwing`). */
 static int propagate(const cldm_spirv_module *m, const cldm_spirv_detect *d, const graph *g,
-                     uint8_t *alloc) {
+                     int throwing, uint8_t *alloc) {
   /* reversed edges: callers of f are r[rfirst[f] .. rfirst[f+1]) */
   size_t ne = g->first[m->nfn];
   uint32_t *rfirst = calloc((size_t)m->nfn + 1, sizeof *rfirst);
@@ -90,7 +99,7 @@ static int propagate(const cldm_spirv_module *m, const cldm_spirv_detect *d, con
   free(fill);
   size_t top = 0;
   for (uint32_t s = 0; s < d->nsites; s++)
-    if (!alloc[d->sites[s].fn]) {
+    if ((!throwing || d->sites[s].throws) && !alloc[d->sites[s].fn]) {
       alloc[d->sites[s].fn] = 1;
       work[top++] = d->sites[s].fn;
     }
@@ -158,6 +167,55 @@ static cldm_spirv_status find_recursion(const cldm_spirv_module *m, const graph 
   return st;
 }
 
+/* The entry point named `name`, or NULL. */
+static const cldm_spirv_entry *entry_named(const cldm_spirv_module *m, const char *name) {
+  for (uint32_t i = 0; i < m->nep; i++)
+    if (name[0] && !strcmp(m->ep[i].name, name))
+      return &m->ep[i];
+  return NULL;
+}
+
+/* Roots: entry points, and functions named (OpName or Export linkage) as an entry point is. */
+static int mark_roots(const cldm_spirv_module *m, uint8_t *root) {
+  for (uint32_t i = 0; i < m->nep; i++)
+    root[m->ep[i].fn] = 1;
+  for (uint32_t f = 0; f < m->nfn; f++) {
+    char name[256];
+    if (entry_named(m, cldm_spirv_name_of(m, m->fn[f].id, name, sizeof name)) ||
+        entry_named(m, cldm_spirv_linkage_name(m, f, name, sizeof name)))
+      root[f] = 1;
+  }
+  return 0;
+}
+
+/* A call of a root that may stop (see the header) is allowed only as the wrapper's: made by the
+ * entry point of the root's name and followed by its return. */
+static cldm_spirv_status called_root(const cldm_spirv_module *m, const graph *g,
+                                     const cldm_spirv_callgraph *cg, cldm_spirv_error *err) {
+  for (uint32_t f = 0; f < m->nfn; f++)
+    for (uint32_t k = g->first[f]; k < g->first[f + 1]; k++) {
+      uint32_t callee = g->e[k].callee, ii = g->e[k].ii;
+      if (!cg->throws[callee] || !cg->root[callee])
+        continue;
+      char a[64], b[64];
+      const cldm_spirv_entry *e = NULL;
+      for (uint32_t i = 0; i < m->nep && !e; i++)
+        if (m->ep[i].fn == f)
+          e = &m->ep[i];
+      if (e && ii + 1 < m->fn[f].end && m->inst[ii + 1].op == SpvOpReturn &&
+          (entry_named(m, fname(m, callee, b, sizeof b)) == e ||
+           entry_named(m, cldm_spirv_linkage_name(m, callee, b, sizeof b)) == e))
+        continue;
+      return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, m->inst[ii].off,
+                             "%%%u \"%s\" calls %%%u \"%s\", a kernel (or llvm-spirv's body of "
+                             "one) that may stop at a throwing operator new: not supported "
+                             "(spec 2.2)",
+                             m->fn[f].id, fname(m, f, a, sizeof a), m->fn[callee].id,
+                             fname(m, callee, b, sizeof b));
+    }
+  return CLDM_SPIRV_OK;
+}
+
 cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const cldm_spirv_detect *d,
                                              cldm_spirv_callgraph *cg, cldm_spirv_error *err) {
   memset(cg, 0, sizeof *cg);
@@ -170,11 +228,17 @@ cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const c
   }
   graph g = {0};
   cg->allocates = calloc(m->nfn ? m->nfn : 1, 1);
-  if (!cg->allocates || build_edges(m, d, &g) || propagate(m, d, &g, cg->allocates)) {
+  cg->throws = calloc(m->nfn ? m->nfn : 1, 1);
+  cg->root = calloc(m->nfn ? m->nfn : 1, 1);
+  if (!cg->allocates || !cg->throws || !cg->root || mark_roots(m, cg->root) ||
+      build_edges(m, d, &g) || propagate(m, d, &g, 0, cg->allocates) ||
+      (d->nthrowing && propagate(m, d, &g, 1, cg->throws))) {
     graph_free(&g);
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   }
   cldm_spirv_status st = find_recursion(m, &g, cg->allocates, err);
+  if (!st && d->nthrowing)
+    st = called_root(m, &g, cg, err);
   graph_free(&g);
   if (st)
     return st;
@@ -182,9 +246,9 @@ cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const c
     if (!(cg->allocates[f] || d->import_op[f]) || !m->fn_addr_taken || !m->fn_addr_taken[f])
       continue;
     uint32_t ii = m->fn_addr_taken[f] - 1;
-    char a[64];
+    char a[64 + CLDM_SPIRV_CALLEE_NAME_MAX], name[CLDM_SPIRV_CALLEE_NAME_MAX];
     if (d->import_op[f])
-      snprintf(a, sizeof a, "Import-linkage %s", cldm_spirv_ext_names[d->import_op[f]]);
+      snprintf(a, sizeof a, "Import-linkage %s", cldm_spirv_linkage_name(m, f, name, sizeof name));
     else
       snprintf(a, sizeof a, "allocating function \"%s\"", fname(m, f, (char[64]){0}, 64));
     return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, m->inst[ii].off,
@@ -197,5 +261,7 @@ cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const c
 
 void cldm_spirv_callgraph_free(cldm_spirv_callgraph *cg) {
   free(cg->allocates);
+  free(cg->throws);
+  free(cg->root);
   memset(cg, 0, sizeof *cg);
 }

@@ -2,10 +2,13 @@
  * detect.c — finds what spec 2 defines in a module and checks it:
  *   phase A (cldm_spirv_detect_uses): OpExtInstImport "SPV_EXT_device_malloc" (spec 2.1),
  *     OpExtension of the same name, and functions declared with LinkageAttributes Import named
- *     malloc/free/calloc/realloc/aligned_alloc (spec 2.2), whose signatures are checked;
+ *     malloc/free/calloc/realloc/aligned_alloc or C++'s operator new and delete (spec 2.2,
+ *     callee.c), whose signatures are checked;
  *   phase B (cldm_spirv_detect_sites): every OpExtInst of the set and every call of such a
  *     declaration, with instruction number, operand count and operand/result types checked
- *     against the table of spec 2.1.
+ *     against the table of spec 2.1 (for C++'s operators: against their parameters).
+ * A function of one of these names that the module defines is the module's own: only
+ * declarations (no body) with Import linkage are allocation functions.
  * Names and numbers come from spec/extinst.spv-ext-device-malloc.grammar.json (generated
  * cldm_spirv_ext_malloc.h).
  */
@@ -44,12 +47,26 @@ static int is_heap_ptr(const cldm_spirv_module *m, uint32_t type) {
 }
 
 static int type_ok(const cldm_spirv_module *m, uint32_t type, unsigned role) {
+  if (role == CLDM_SPIRV_CALLEE_ROLE_TAG)
+    return cldm_spirv_pointer(m, type, NULL, NULL);
   return role == CLDM_SPIRV_EXT_ROLE_PTR ? is_heap_ptr(m, type) : is_int(m, type);
 }
 
 static const char *role_text(unsigned role) {
-  return role == CLDM_SPIRV_EXT_ROLE_PTR ? "a CrossWorkgroup or Generic pointer"
-                                         : "a 32- or 64-bit integer";
+  return role == CLDM_SPIRV_CALLEE_ROLE_TAG ? "a pointer"
+         : role == CLDM_SPIRV_EXT_ROLE_PTR  ? "a CrossWorkgroup or Generic pointer"
+                                            : "a 32- or 64-bit integer";
+}
+
+const char *cldm_spirv_linkage_name(const cldm_spirv_module *m, uint32_t f, char *dst, size_t cap) {
+  dst[0] = '\0';
+  for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
+    uint32_t target, type;
+    if (cldm_spirv_linkage(m, ii, &target, &type, dst, cap) && target == m->fn[f].id)
+      return dst;
+  }
+  dst[0] = '\0';
+  return dst;
 }
 
 static cldm_spirv_status check_result(const cldm_spirv_module *m, unsigned op, uint32_t type,
@@ -67,39 +84,37 @@ static cldm_spirv_status check_result(const cldm_spirv_module *m, unsigned op, u
   return CLDM_SPIRV_OK;
 }
 
-/* spec 2.2: the declaration's parameters and result follow spec 2.1's table. */
-static cldm_spirv_status check_declaration(const cldm_spirv_module *m, uint32_t f, unsigned op,
+/* spec 2.2: the declaration's parameters and result follow spec 2.1's table (C++'s operators:
+ * their own parameters, callee.c). */
+static cldm_spirv_status check_declaration(const cldm_spirv_module *m, uint32_t f,
+                                           const cldm_spirv_callee *c, const char *name,
                                            cldm_spirv_error *err) {
   const cldm_spirv_function *fn = &m->fn[f];
   size_t word = m->inst[fn->begin].off;
-  char what[64];
-  snprintf(what, sizeof what, "Import-linkage function \"%s\" (%%%u)", cldm_spirv_ext_names[op],
-           fn->id);
+  char what[128];
+  snprintf(what, sizeof what, "Import-linkage function \"%s\" (%%%u)", name, fn->id);
   if (fn->body)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, word,
                            "%s has a body; Import-linkage functions are declarations (spec 2.2)",
                            what);
-  if (fn->nparams != cldm_spirv_ext_noperands[op])
+  if (fn->nparams != c->nparams)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, word,
                            "%s has %u parameters, spec 2.2 requires %u", what, fn->nparams,
-                           cldm_spirv_ext_noperands[op]);
+                           c->nparams);
   for (uint32_t i = 0; i < fn->nparams; i++) {
     const cldm_spirv_inst *p = &m->inst[fn->begin + 1 + i];
     uint32_t type = p->wc >= 3 ? m->w[p->off + 1] : 0;
-    unsigned role = cldm_spirv_ext_roles[op][i];
-    if (!type_ok(m, type, role))
+    unsigned role = c->role[i];
+    if (!type_ok(m, type, role)) {
+      char operand[32] = "";
+      if (!c->cxx)
+        snprintf(operand, sizeof operand, " (%s)", cldm_spirv_ext_operand_names[c->op][i]);
       return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, p->off,
-                             "%s: parameter %u (%s) has type %%%u, not %s (spec 2.2)", what, i + 1,
-                             cldm_spirv_ext_operand_names[op][i], type, role_text(role));
+                             "%s: parameter %u%s has type %%%u, not %s (spec 2.2)", what, i + 1,
+                             operand, type, role_text(role));
+    }
   }
-  return check_result(m, op, fn->result_type, word, what, err);
-}
-
-static unsigned ext_op_by_name(const char *name) {
-  for (unsigned op = 1; op <= CLDM_SPIRV_EXT_MAX; op++)
-    if (cldm_spirv_ext_names[op] && strcmp(name, cldm_spirv_ext_names[op]) == 0)
-      return op;
-  return 0;
+  return check_result(m, c->op, fn->result_type, word, what, err);
 }
 
 static int has_capability(const cldm_spirv_module *m, uint32_t cap) {
@@ -124,11 +139,12 @@ cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m,
 }
 
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
-                                         cldm_spirv_error *err) {
+                                         unsigned which, cldm_spirv_error *err) {
   memset(d, 0, sizeof *d);
   d->drop = calloc(m->bound, 1);
   d->import_op = calloc(m->nfn ? m->nfn : 1, 1);
-  if (!d->drop || !d->import_op)
+  d->callee = calloc(m->nfn ? m->nfn : 1, sizeof *d->callee);
+  if (!d->drop || !d->import_op || !d->callee)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_EXTENSION]; ii < m->sec[CLDM_SPIRV_SEC_EXTINSTIMPORT];
        ii++)
@@ -149,18 +165,20 @@ cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_
   }
   for (uint32_t ii = m->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < m->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
     uint32_t target, type;
-    char name[32];
+    char name[CLDM_SPIRV_CALLEE_NAME_MAX];
+    cldm_spirv_callee c;
     if (!cldm_spirv_linkage(m, ii, &target, &type, name, sizeof name) ||
-        type != SpvLinkageTypeImport)
+        type != SpvLinkageTypeImport || !cldm_spirv_callee_of(name, &c) ||
+        (c.cxx && !(which & CLDM_SPIRV_DETECT_CXX)))
       continue;
-    unsigned op = ext_op_by_name(name);
     uint32_t f = cldm_spirv_fn_index(m, target);
-    if (!op || f == CLDM_SPIRV_NONE || d->import_op[f])
+    if (f == CLDM_SPIRV_NONE || d->import_op[f])
       continue;
-    cldm_spirv_status st = check_declaration(m, f, op, err);
+    cldm_spirv_status st = check_declaration(m, f, &c, name, err);
     if (st)
       return st;
-    d->import_op[f] = (uint8_t)op;
+    d->import_op[f] = c.op;
+    d->callee[f] = c;
     d->drop[target] = 1;
     for (uint32_t i = 0; i < m->fn[f].nparams; i++) {
       const cldm_spirv_inst *p = &m->inst[m->fn[f].begin + 1 + i];
@@ -169,13 +187,13 @@ cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_
     }
     d->nimport_fns++;
     d->allocates = 1;
-    d->forms |= CLDM_SPIRV_FORM_IMPORT;
+    d->forms |= c.cxx ? CLDM_SPIRV_FORM_CXX : CLDM_SPIRV_FORM_IMPORT;
   }
   return CLDM_SPIRV_OK;
 }
 
 static cldm_spirv_status add_site(cldm_spirv_detect *d, uint32_t ii, uint32_t f, unsigned op,
-                                  unsigned form, size_t *cap, cldm_spirv_error *err) {
+                                  unsigned form, int throws, size_t *cap, cldm_spirv_error *err) {
   if (d->nsites == *cap) {
     size_t n = *cap ? *cap * 2 : 16;
     cldm_spirv_site *s = realloc(d->sites, n * sizeof *s);
@@ -184,27 +202,35 @@ static cldm_spirv_status add_site(cldm_spirv_detect *d, uint32_t ii, uint32_t f,
     d->sites = s;
     *cap = n;
   }
-  d->sites[d->nsites++] =
-      (cldm_spirv_site){.ii = ii, .fn = f, .op = (uint8_t)op, .form = (uint8_t)form};
+  d->sites[d->nsites++] = (cldm_spirv_site){
+      .ii = ii, .fn = f, .op = (uint8_t)op, .form = (uint8_t)form, .throws = (uint8_t)throws};
+  d->nthrowing += throws != 0;
   return CLDM_SPIRV_OK;
 }
 
-/* Operand types of a site; args are the operand words (after set/number or callee). */
-static cldm_spirv_status check_args(const cldm_spirv_module *m, unsigned op, const uint32_t *args,
+/* Operand types of a site; args are the operand words (after set/number or callee), roles
+ * their roles (`names`: the operands' names in spec 2.1, NULL for C++'s operators). */
+static cldm_spirv_status check_args(const cldm_spirv_module *m, const uint8_t *roles,
+                                    uint32_t nroles, const char *const *names, const uint32_t *args,
                                     uint32_t nargs, size_t word, const char *what,
                                     cldm_spirv_error *err) {
-  if (nargs != cldm_spirv_ext_noperands[op])
+  if (nargs != nroles)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, word,
-                           "%s: expects %u operands, has %u (spec 2.1)", what,
-                           cldm_spirv_ext_noperands[op], nargs);
+                           "%s: expects %u operands, has %u (spec 2.%u)", what, nroles, nargs,
+                           names ? 1u : 2u);
   for (uint32_t i = 0; i < nargs; i++) {
-    unsigned role = cldm_spirv_ext_roles[op][i];
+    unsigned role = roles[i];
     uint32_t id = args[i];
     uint32_t type = id && id < m->bound ? m->ids[id].type : 0;
-    if (!type_ok(m, type, role))
+    if (!type_ok(m, type, role)) {
+      if (names)
+        return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, word,
+                               "%s: %s operand %%%u is not %s (spec 2.1)", what, names[i], id,
+                               role_text(role));
       return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, word,
-                             "%s: %s operand %%%u is not %s (spec 2.1)", what,
-                             cldm_spirv_ext_operand_names[op][i], id, role_text(role));
+                             "%s: argument %u (%%%u) is not %s (spec 2.2)", what, i + 1, id,
+                             role_text(role));
+    }
   }
   return CLDM_SPIRV_OK;
 }
@@ -230,23 +256,28 @@ static cldm_spirv_status extinst_site(const cldm_spirv_module *m, cldm_spirv_det
            cldm_spirv_ext_names[number]);
   cldm_spirv_status st = check_result(m, number, w[1], off + 1, what, err);
   if (!st)
-    st = check_args(m, number, w + 5, wc - 5, off, what, err);
+    st = check_args(m, cldm_spirv_ext_roles[number], cldm_spirv_ext_noperands[number],
+                    cldm_spirv_ext_operand_names[number], w + 5, wc - 5, off, what, err);
   if (!st)
-    st = add_site(d, ii, f, number, CLDM_SPIRV_SITE_EXTINST, cap, err);
+    st = add_site(d, ii, f, number, CLDM_SPIRV_SITE_EXTINST, 0, cap, err);
   return st;
 }
 
 static cldm_spirv_status call_site(const cldm_spirv_module *m, cldm_spirv_detect *d, uint32_t ii,
-                                   uint32_t f, unsigned op, size_t *cap, cldm_spirv_error *err) {
+                                   uint32_t f, uint32_t callee, size_t *cap,
+                                   cldm_spirv_error *err) {
   const uint32_t *w = cldm_spirv_iw(m, ii);
   uint32_t wc = m->inst[ii].wc, off = m->inst[ii].off;
-  char what[80];
-  snprintf(what, sizeof what, "call of Import-linkage %s", cldm_spirv_ext_names[op]);
-  cldm_spirv_status st = check_result(m, op, w[1], off + 1, what, err);
+  const cldm_spirv_callee *c = &d->callee[callee];
+  char what[128], name[CLDM_SPIRV_CALLEE_NAME_MAX];
+  snprintf(what, sizeof what, "call of Import-linkage %s",
+           cldm_spirv_linkage_name(m, callee, name, sizeof name));
+  cldm_spirv_status st = check_result(m, c->op, w[1], off + 1, what, err);
   if (!st)
-    st = check_args(m, op, w + 4, wc - 4, off, what, err);
+    st = check_args(m, c->role, c->nparams, c->cxx ? NULL : cldm_spirv_ext_operand_names[c->op],
+                    w + 4, wc - 4, off, what, err);
   if (!st)
-    st = add_site(d, ii, f, op, CLDM_SPIRV_SITE_IMPORT, cap, err);
+    st = add_site(d, ii, f, c->op, CLDM_SPIRV_SITE_IMPORT, c->throws, cap, err);
   return st;
 }
 
@@ -273,7 +304,7 @@ cldm_spirv_status cldm_spirv_detect_sites(const cldm_spirv_module *m, cldm_spirv
       } else if (op == SpvOpFunctionCall && m->inst[ii].wc >= 4) {
         uint32_t callee = cldm_spirv_fn_index(m, w[3]);
         if (callee != CLDM_SPIRV_NONE && d->import_op[callee] &&
-            (st = call_site(m, d, ii, f, d->import_op[callee], &cap, err)))
+            (st = call_site(m, d, ii, f, callee, &cap, err)))
           return st;
       }
     }
@@ -283,6 +314,7 @@ cldm_spirv_status cldm_spirv_detect_sites(const cldm_spirv_module *m, cldm_spirv
 
 void cldm_spirv_detect_free(cldm_spirv_detect *d) {
   free(d->import_op);
+  free(d->callee);
   free(d->drop);
   free(d->sites);
   memset(d, 0, sizeof *d);

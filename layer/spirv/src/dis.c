@@ -136,7 +136,7 @@ cldm_spirv_status cldm_spirv_disassemble(const void *bytes, size_t size, FILE *o
   cldm_spirv_detect d = {0};
   cldm_spirv_status st = cldm_spirv_module_parse(&m, bytes, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(&m, &d, err);
+    st = cldm_spirv_detect_uses(&m, &d, CLDM_SPIRV_DETECT_CXX, err);
   if (st) {
     cldm_spirv_module_free(&m);
     cldm_spirv_detect_free(&d);

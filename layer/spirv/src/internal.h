@@ -9,14 +9,20 @@
  *   operands.c   grammar-driven operand walker (tables generated from SPIRV-Headers)
  *   check.c      pass 2: every operand inside its instruction, ids in bound and defined,
  *                function ids used other than by calls (function pointers)
+ *   callee.c     spec 2.2's names (C's malloc/free/..., C++'s operator new and delete) and
+ *                what a call of each means
  *   detect.c     spec 2: the SPV_EXT_device_malloc set, Import-linkage functions, their uses
- *   callgraph.c  who allocates (directly or through calls), recursion, address-taken functions
+ *   callgraph.c  who allocates (directly or through calls), who may stop at a throwing
+ *                operator new, recursion, address-taken functions
  *   typetab.c    hash of types and constants, for unification and lookup-or-create
  *   blockorder.c reverse post-order of a function's blocks (the allocator's must validate)
  *   out.c        the output module, section by section; capability and linkage fix-ups
  *   link.c       the allocator module: contract checks, id map, type/constant unification
  *   link_emit.c  the allocator module written out: mapped, merged, renamed, blocks reordered
- *   rewrite.c    lowering of the user's functions: heap parameter, calls, allocation sites
+ *   rewrite.c    lowering of the user's functions: the plan (heap parameter, stop flag),
+ *                allocation sites
+ *   umul.c       llvm-spirv's llvm.umul.with.overflow stand-in made an ordinary function
+ *   rewrite_emit.c the user's functions written out: calls, sites, stops at throwing new
  *   report.c     cldm_spirv_report: kernels, hidden-argument indices
  *   lower.c      cldm_spirv_inspect / cldm_spirv_lower: the pipeline
  *   raise.c      cldm_spirv_raise: Import-linkage form -> OpExtInst form
@@ -46,6 +52,7 @@
 /* Largest id bound accepted (SPIRV-Tools' default limit is 0x3FFFFF). */
 #define CLDM_SPIRV_MAX_BOUND 0x400000u
 #define CLDM_SPIRV_HEAP_PARAM_NAME "__cldm_heap"
+#define CLDM_SPIRV_STOP_FLAG_NAME "__cldm_stop" /* the stop flag (spec 2.2, rewrite.c) */
 #define CLDM_SPIRV_NONE 0xFFFFFFFFu
 
 /* ---- grammar.c ---------------------------------------------------------------------------- */
@@ -213,30 +220,58 @@ cldm_spirv_status cldm_spirv_id_positions(const cldm_spirv_module *m, uint32_t i
 cldm_spirv_status cldm_spirv_check(cldm_spirv_module *m, const uint8_t *drop,
                                    cldm_spirv_error *err);
 
+/* ---- callee.c ----------------------------------------------------------------------------- */
+#define CLDM_SPIRV_CALLEE_ROLE_TAG                                                                 \
+  3u /* a pointer parameter the call does not read (the
+                                         std::nothrow_t & of nothrow new) */
+#define CLDM_SPIRV_CALLEE_MAX_PARAMS 4u
+#define CLDM_SPIRV_CALLEE_NAME_MAX 64u /* longer names are no allocation functions */
+
+/* What a call of an Import-linkage allocation function means (spec 2.2). */
+typedef struct cldm_spirv_callee {
+  uint8_t op;      /* CLDM_SPIRV_EXT_*: the instruction of spec 2.1 the call performs */
+  uint8_t cxx;     /* a C++ operator new or delete, not one of C's names */
+  uint8_t throws;  /* a throwing operator new: a NULL result stops the work-item */
+  uint8_t nparams; /* the declaration's parameters */
+  uint8_t role[CLDM_SPIRV_CALLEE_MAX_PARAMS]; /* per parameter: CLDM_SPIRV_EXT_ROLE_*, _TAG */
+  uint8_t arg[CLDM_SPIRV_EXT_MAX_OPERANDS];   /* the parameter giving each operand of op */
+} cldm_spirv_callee;
+
+/* Fills *c for `name` (an Import-linkage function's name): 1 if it names an allocation
+ * function, else 0. */
+int cldm_spirv_callee_of(const char *name, cldm_spirv_callee *c);
+
 /* ---- detect.c ----------------------------------------------------------------------------- */
 enum { CLDM_SPIRV_SITE_EXTINST = 1, CLDM_SPIRV_SITE_IMPORT = 2 };
 
 typedef struct cldm_spirv_site {
-  uint32_t ii;  /* the OpExtInst or OpFunctionCall */
-  uint32_t fn;  /* function index containing it */
-  uint8_t op;   /* CLDM_SPIRV_EXT_* */
-  uint8_t form; /* CLDM_SPIRV_SITE_* */
+  uint32_t ii;    /* the OpExtInst or OpFunctionCall */
+  uint32_t fn;    /* function index containing it */
+  uint8_t op;     /* CLDM_SPIRV_EXT_* */
+  uint8_t form;   /* CLDM_SPIRV_SITE_* */
+  uint8_t throws; /* a call of a throwing operator new */
 } cldm_spirv_site;
 
 typedef struct cldm_spirv_detect {
   int allocates;
-  unsigned forms;       /* CLDM_SPIRV_FORM_* */
-  uint8_t *import_op;   /* per function index: CLDM_SPIRV_EXT_* of an Import-form decl, 0 */
-  uint8_t *drop;        /* per id: removed from the output (set import, Import decls) */
-  uint32_t set_id;      /* an OpExtInstImport of the set (0 if none) */
-  uint32_t nimport_fns; /* Import-form declarations */
+  unsigned forms;            /* CLDM_SPIRV_FORM_* */
+  uint8_t *import_op;        /* per function index: CLDM_SPIRV_EXT_* of an Import-form decl, 0 */
+  cldm_spirv_callee *callee; /* per function index: what calls of it mean (where import_op) */
+  uint8_t *drop;             /* per id: removed from the output (set import, Import decls) */
+  uint32_t set_id;           /* an OpExtInstImport of the set (0 if none) */
+  uint32_t nimport_fns;      /* Import-form declarations */
+  uint32_t nthrowing;        /* sites that call a throwing operator new */
   cldm_spirv_site *sites;
   uint32_t nsites;
 } cldm_spirv_detect;
 
-/* Phase A (after pass 1): set imports, OpExtension, Import-form declarations. */
+/* What detect_uses looks for besides the set and C's names (bit set). */
+enum { CLDM_SPIRV_DETECT_CXX = 1u << 0 /* C++'s operator new and delete (spec 2.2) */ };
+
+/* Phase A (after pass 1): set imports, OpExtension, Import-form declarations (C++ operators
+ * only with CLDM_SPIRV_DETECT_CXX in `which`: raising leaves them to the lowering). */
 cldm_spirv_status cldm_spirv_detect_uses(const cldm_spirv_module *m, cldm_spirv_detect *d,
-                                         cldm_spirv_error *err);
+                                         unsigned which, cldm_spirv_error *err);
 /* spec 2.1's rules for a module that uses the extension: Kernel capability, Physical32/64. */
 cldm_spirv_status cldm_spirv_detect_module_rules(const cldm_spirv_module *m, cldm_spirv_error *err);
 /* Phase B (after pass 2): every allocation site, operands checked against spec 2. */
@@ -247,14 +282,22 @@ void cldm_spirv_detect_free(cldm_spirv_detect *d);
  * target and linkage type, and the name (decoded) if name != NULL. */
 int cldm_spirv_linkage(const cldm_spirv_module *m, uint32_t ii, uint32_t *target, uint32_t *type,
                        char *name, size_t cap);
+/* The linkage name of function index f decoded into dst ("" if it has none). */
+const char *cldm_spirv_linkage_name(const cldm_spirv_module *m, uint32_t f, char *dst, size_t cap);
 
 /* ---- callgraph.c -------------------------------------------------------------------------- */
 typedef struct cldm_spirv_callgraph {
   uint8_t *allocates; /* per function index */
+  uint8_t *throws;    /* per function index: calls a throwing operator new, directly or through
+                         calls (each such function allocates) */
+  uint8_t *root;      /* per function index: a root of the stops (callgraph.c): an entry point,
+                         or a function of an entry point's name */
 } cldm_spirv_callgraph;
 
-/* Marks functions that allocate directly or through calls; rejects recursion among them,
- * taken addresses of them, and entry points without bodies (E_UNSUPPORTED). */
+/* Marks functions that allocate directly or through calls, those that may stop at a throwing
+ * operator new, and the roots of the stops; rejects recursion among allocating functions,
+ * taken addresses of them, entry points without bodies, and calls of roots that may stop other
+ * than llvm-spirv's wrappers (E_UNSUPPORTED). */
 cldm_spirv_status cldm_spirv_callgraph_build(const cldm_spirv_module *m, const cldm_spirv_detect *d,
                                              cldm_spirv_callgraph *cg, cldm_spirv_error *err);
 void cldm_spirv_callgraph_free(cldm_spirv_callgraph *cg);
@@ -330,7 +373,9 @@ typedef struct cldm_spirv_link {
   uint32_t fn_index[CLDM_SPIRV_EXT_MAX + 1]; /* allocator function index */
   uint32_t ret[CLDM_SPIRV_EXT_MAX + 1];      /* output id of the result type */
   uint32_t param[CLDM_SPIRV_EXT_MAX + 1][3]; /* output ids of parameter types */
-  uint32_t *globals; /* output ids of the allocator's module-scope variables */
+  uint32_t new_failed; /* output id of cldm_new_failed (0 if absent), which counts a throwing
+                          operator new that failed (spec 2.2) */
+  uint32_t *globals;   /* output ids of the allocator's module-scope variables */
   uint32_t nglobals;
   uint32_t heap_type; /* output id of the heap pointer type */
   uint32_t size_type; /* output id of the allocator's size_t */
@@ -339,18 +384,28 @@ typedef struct cldm_spirv_link {
 
 /* Checks the parsed allocator against user module u and the contract of
  * device/include/cldm_device.h, maps its ids (unifying types/constants through tt, whose
- * entries it extends). l borrows pa, which must outlive it. */
+ * entries it extends). needed[op]: the module calls cldm_<op>; need_new_failed: it calls
+ * cldm_new_failed. l borrows pa, which must outlive it. */
 cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_parsed_allocator *pa,
                                           const cldm_spirv_module *u, cldm_spirv_typetab *tt,
                                           uint32_t *next_id, const uint8_t *needed,
-                                          cldm_spirv_error *err);
+                                          int need_new_failed, cldm_spirv_error *err);
 /* Appends the allocator's instructions, remapped, to the output sections. */
 cldm_spirv_status cldm_spirv_link_emit(cldm_spirv_link *l, cldm_spirv_out *o,
                                        cldm_spirv_error *err);
 void cldm_spirv_link_free(cldm_spirv_link *l);
 
-/* ---- rewrite.c ---------------------------------------------------------------------------- */
-typedef struct cldm_spirv_rewrite {
+/* ---- rewrite.c, rewrite_emit.c ------------------------------------------------------------ */
+/* A stop point: a call after which the work-item may stop (a throwing operator new, or a
+ * function that may stop). */
+typedef struct cldm_spirv_stop {
+  uint32_t ii;   /* the call */
+  uint32_t cont; /* label of the block that goes on after it */
+  uint32_t stop; /* label of the block that stops */
+} cldm_spirv_stop;
+
+typedef struct cldm_spirv_rewrite cldm_spirv_rewrite;
+struct cldm_spirv_rewrite {
   const cldm_spirv_module *m;
   const cldm_spirv_detect *d;
   const cldm_spirv_callgraph *cg;
@@ -360,12 +415,33 @@ typedef struct cldm_spirv_rewrite {
   uint32_t *next_id;
   uint32_t *fn_type; /* per function index: new OpTypeFunction (allocating functions) */
   uint32_t *fn_heap; /* per function index: id of the heap parameter */
-} cldm_spirv_rewrite;
+  /* Stops at a throwing operator new (spec 2.2); all NULL / 0 if the module has none. */
+  uint32_t *fn_flag;      /* per function index: its stop flag (a parameter, or the variable of
+                             a root), where cg->throws */
+  const uint8_t *is_root; /* per function index: the call graph's roots (own flag variable) */
+  cldm_spirv_stop *stops; /* every stop point, in instruction order */
+  uint32_t nstops;
+  uint32_t *relabel; /* per id: for a block that stops split, the label of its last part */
+  uint32_t flag_type, flag_ptr_type, bool_type, void_type, flag_zero, flag_one, size_zero;
+};
 
-/* Gives every allocating function its heap parameter id and new function type. */
+/* Gives every allocating function its heap parameter id and new function type, and plans the
+ * stops (flags, split blocks' labels). */
 cldm_spirv_status cldm_spirv_rewrite_plan(cldm_spirv_rewrite *r, cldm_spirv_error *err);
-/* Emits the user's functions, lowered, into o (declarations and definitions) and the heap
- * parameters' OpName into o's debug section. */
+/* Emits the lowering of allocation site s (its call of the allocator, operands and result
+ * converted) into b; returns the id of the allocator's own result (`__global void *`). */
+uint32_t cldm_spirv_rewrite_site(cldm_spirv_rewrite *r, cldm_spirv_buf *b, const cldm_spirv_site *s,
+                                 uint32_t heap);
+/* Emits `op type result args...` into b and returns result. */
+uint32_t cldm_spirv_rewrite_op(cldm_spirv_buf *b, uint32_t op, uint32_t type, uint32_t result,
+                               const uint32_t *args, size_t n);
+/* umul.c: 1 if function index f is llvm-spirv's stand-in for llvm.umul.with.overflow.iN,
+ * "spirv.llvm_umul_with_overflow_iN" with a body; cldm_spirv_umul_emit writes its replacement,
+ * an ordinary function of the same id and type, into b and its OpName into o. */
+int cldm_spirv_umul_stand_in(const cldm_spirv_module *m, uint32_t f);
+void cldm_spirv_umul_emit(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t f, cldm_spirv_out *o);
+/* rewrite_emit.c: emits the user's functions, lowered, into o (declarations and definitions)
+ * and the heap parameters' and stop flags' OpName into o's debug section. */
 cldm_spirv_status cldm_spirv_rewrite_functions(cldm_spirv_rewrite *r, cldm_spirv_out *o,
                                                cldm_spirv_error *err);
 /* lookup-or-create helpers (new instructions go to r->globals) */
@@ -376,9 +452,10 @@ uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint3
 void cldm_spirv_rewrite_free(cldm_spirv_rewrite *r);
 
 /* ---- report.c ----------------------------------------------------------------------------- */
-/* Fills report from m's entry points; allocating[] (per function index) may be NULL. */
+/* Fills report from m's entry points; cg (who allocates, who may stop) may be NULL or hold
+ * NULL arrays (a module that does not allocate). */
 cldm_spirv_status cldm_spirv_report_fill(cldm_spirv_report *report, const cldm_spirv_module *m,
-                                         const cldm_spirv_detect *d, const uint8_t *allocating,
+                                         const cldm_spirv_detect *d, const cldm_spirv_callgraph *cg,
                                          cldm_spirv_error *err);
 
 #endif /* CLDM_SPIRV_INTERNAL_H */

@@ -69,9 +69,22 @@ static cldm_spirv_status check_export(cldm_spirv_link *l, unsigned op, uint32_t 
   return CLDM_SPIRV_OK;
 }
 
+/* cldm_new_failed(heap) -> void: counts a throwing operator new that failed (spec 2.2). */
+static cldm_spirv_status check_new_failed(const cldm_spirv_module *a, uint32_t f,
+                                          cldm_spirv_error *err) {
+  const cldm_spirv_function *fn = &a->fn[f];
+  const cldm_spirv_inst *p = &a->inst[fn->begin + 1];
+  if (!fn->body || fn->nparams != 1 || p->wc < 3 || !is_global_void_ptr(a, a->w[p->off + 1]) ||
+      cldm_spirv_def_op(a, fn->result_type) != SpvOpTypeVoid)
+    return afail(err, a->inst[fn->begin].off,
+                 "cldm_new_failed does not match the contract (void (__global void *heap))");
+  return CLDM_SPIRV_OK;
+}
+
 static cldm_spirv_status find_exports(cldm_spirv_link *l, const uint8_t *needed,
-                                      cldm_spirv_error *err) {
+                                      int need_new_failed, cldm_spirv_error *err) {
   const cldm_spirv_module *a = l->a;
+  uint32_t new_failed = CLDM_SPIRV_NONE;
   for (unsigned op = 0; op <= CLDM_SPIRV_EXT_MAX; op++)
     l->fn_index[op] = CLDM_SPIRV_NONE;
   for (uint32_t ii = a->sec[CLDM_SPIRV_SEC_ANNOTATION]; ii < a->sec[CLDM_SPIRV_SEC_GLOBAL]; ii++) {
@@ -87,6 +100,8 @@ static cldm_spirv_status find_exports(cldm_spirv_link *l, const uint8_t *needed,
                    name);
     if (type == SpvLinkageTypeImport)
       continue;
+    if (!strcmp(name, "cldm_new_failed"))
+      new_failed = cldm_spirv_fn_index(a, target);
     for (unsigned op = 1; op <= CLDM_SPIRV_EXT_MAX; op++)
       if (cldm_spirv_ext_names[op] && !strncmp(name, "cldm_", 5) &&
           !strcmp(name + 5, cldm_spirv_ext_names[op]) &&
@@ -105,6 +120,16 @@ static cldm_spirv_status find_exports(cldm_spirv_link *l, const uint8_t *needed,
     cldm_spirv_status st;
     if (l->fn_index[op] != CLDM_SPIRV_NONE && (st = check_export(l, op, bits, err)))
       return st;
+  }
+  if (need_new_failed && new_failed == CLDM_SPIRV_NONE)
+    return afail(err, 0,
+                 "does not export cldm_new_failed (LinkageAttributes Export), which a "
+                 "throwing operator new needs");
+  if (new_failed != CLDM_SPIRV_NONE) {
+    cldm_spirv_status st = check_new_failed(a, new_failed, err);
+    if (st)
+      return st;
+    l->new_failed = a->fn[new_failed].id; /* mapped once the ids are */
   }
   l->size_bits = bits;
   return CLDM_SPIRV_OK;
@@ -279,7 +304,7 @@ void cldm_spirv_allocator_free(cldm_spirv_parsed_allocator *allocator) {
 cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_parsed_allocator *pa,
                                           const cldm_spirv_module *u, cldm_spirv_typetab *tt,
                                           uint32_t *next_id, const uint8_t *needed,
-                                          cldm_spirv_error *err) {
+                                          int need_new_failed, cldm_spirv_error *err) {
   memset(l, 0, sizeof *l);
   l->u = u;
   l->a = &pa->a;
@@ -292,7 +317,7 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_p
   if (a->memory_model != u->memory_model)
     return afail(err, 0, "its memory model %u differs from the module's %u", a->memory_model,
                  u->memory_model);
-  if ((st = find_exports(l, needed, err)))
+  if ((st = find_exports(l, needed, need_new_failed, err)))
     return st;
   l->map = calloc(a->bound, sizeof *l->map);
   l->unified = calloc(a->bound, 1);
@@ -317,6 +342,8 @@ cldm_spirv_status cldm_spirv_link_prepare(cldm_spirv_link *l, const cldm_spirv_p
   for (uint32_t ii = a->sec[CLDM_SPIRV_SEC_GLOBAL]; ii < a->sec[CLDM_SPIRV_SEC_FUNCTION]; ii++)
     if (a->inst[ii].op == SpvOpVariable && a->inst[ii].wc >= 4)
       l->globals[l->nglobals++] = l->map[cldm_spirv_iw(a, ii)[2]];
+  if (l->new_failed)
+    l->new_failed = l->map[l->new_failed];
   l->heap_type = l->param[CLDM_SPIRV_EXT_MALLOC][0];
   l->size_type = l->param[CLDM_SPIRV_EXT_MALLOC][1];
   return CLDM_SPIRV_OK;

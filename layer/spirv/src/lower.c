@@ -3,8 +3,8 @@
  *   parse (module.c) -> detect uses (detect.c) -> [module does not allocate: stop, the caller
  *   passes its input on unchanged (spec 1.5)] -> check every operand (check.c) -> allocation
  *   sites (detect.c) -> call graph (callgraph.c) -> link the allocator (link.c; parsed once by
- *   the caller, or here from its words) -> rewrite the user's functions (rewrite.c) -> write the
- *   sections in layout order (out.c).
+ *   the caller, or here from its words) -> rewrite the user's functions (rewrite.c,
+ *   rewrite_emit.c) -> write the sections in layout order (out.c).
  * A module that does not allocate is only checked as far as pass 1 goes: the engine must not
  * reject what it would not change.
  */
@@ -30,7 +30,7 @@ static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
   memset(a, 0, sizeof *a);
   cldm_spirv_status st = cldm_spirv_module_parse(&a->m, bytes, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(&a->m, &a->d, err);
+    st = cldm_spirv_detect_uses(&a->m, &a->d, CLDM_SPIRV_DETECT_CXX, err);
   if (st || !a->d.allocates)
     return st;
   st = cldm_spirv_detect_module_rules(&a->m, err);
@@ -40,6 +40,17 @@ static cldm_spirv_status analyze(analysis *a, const void *bytes, size_t size,
     st = cldm_spirv_detect_sites(&a->m, &a->d, err);
   if (!st)
     st = cldm_spirv_callgraph_build(&a->m, &a->d, &a->cg, err);
+  for (uint32_t f = 0; !st && f < a->m.nfn; f++) {
+    if (!cldm_spirv_umul_stand_in(&a->m, f))
+      continue;
+    /* its name, its Export linkage and its body's names go (umul.c) */
+    a->d.drop[a->m.fn[f].id] = 1;
+    for (uint32_t ii = a->m.fn[f].body; ii < a->m.fn[f].end; ii++) {
+      uint32_t rp = cldm_spirv_result_pos(&a->m, ii);
+      if (rp)
+        a->d.drop[cldm_spirv_iw(&a->m, ii)[rp]] = 1;
+    }
+  }
   return st;
 }
 
@@ -51,7 +62,7 @@ cldm_spirv_status cldm_spirv_inspect(const void *bytes, size_t size, cldm_spirv_
   analysis a;
   cldm_spirv_status st = analyze(&a, bytes, size, err);
   if (!st)
-    st = cldm_spirv_report_fill(report, &a.m, &a.d, a.cg.allocates, err);
+    st = cldm_spirv_report_fill(report, &a.m, &a.d, &a.cg, err);
   analysis_free(&a);
   return st;
 }
@@ -173,7 +184,7 @@ static cldm_spirv_status lower_module(analysis *a, const cldm_spirv_allocator *a
   if (!st && !pa && !(st = cldm_spirv_allocator_parse(aw, an, &own, err)))
     pa = own;
   if (!st)
-    st = cldm_spirv_link_prepare(&l, pa, m, &tt, &next_id, needed, err);
+    st = cldm_spirv_link_prepare(&l, pa, m, &tt, &next_id, needed, a->d.nthrowing != 0, err);
   if (!st)
     st = cldm_spirv_rewrite_plan(&r, err);
   o.version = l.a && l.a->version > m->version ? l.a->version : m->version;
@@ -222,7 +233,7 @@ cldm_spirv_status cldm_spirv_lower(const void *bytes, size_t size,
   if (!st && a.d.allocates)
     st = lower_module(&a, allocator, out, out_size, err);
   if (!st)
-    st = cldm_spirv_report_fill(report, &a.m, &a.d, a.cg.allocates, err);
+    st = cldm_spirv_report_fill(report, &a.m, &a.d, &a.cg, err);
   if (st) {
     free(*out);
     *out = NULL;

@@ -5,7 +5,8 @@
  * OpExtInstImport "SPV_EXT_device_malloc" is added unless the module already has one (a module
  * may mix both forms). This is how compiler writers get canonical modules from clang +
  * llvm-spirv, and how the tests make OpExtInst-form inputs (spirv-as cannot assemble an unknown
- * set).
+ * set). C++'s operator new and delete are left as they are: the set has no instruction that
+ * stops a work-item as a throwing new must (spec 2.2), and the lowering takes both forms.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,7 @@ cldm_spirv_status cldm_spirv_raise(const void *bytes, size_t size, void **out, s
   cldm_spirv_out o = {0};
   cldm_spirv_status st = cldm_spirv_module_parse(&m, bytes, size, err);
   if (!st)
-    st = cldm_spirv_detect_uses(&m, &d, err);
+    st = cldm_spirv_detect_uses(&m, &d, 0, err);
   if (!st && !(d.forms & CLDM_SPIRV_FORM_IMPORT)) {
     st = copy_input(bytes, size, out, out_size, err);
     goto done;

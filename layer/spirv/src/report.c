@@ -1,7 +1,8 @@
 /*
  * report.c — what the layer needs to know about a module (spec 3.2, last paragraph): per
- * kernel, its name, how many arguments the application sees, and whether the lowered kernel
- * takes the hidden heap argument (always the last one); and, for linking across modules, which
+ * kernel, its name, how many arguments the application sees, whether the lowered kernel
+ * takes the hidden heap argument (always the last one) and whether it may stop a work-item at a
+ * throwing operator new (spec 2.2); and, for linking across modules, which
  * exported functions allocate and which functions the module imports. Reports own what they
  * hold (cldm_spirv_report_free); cldm_spirv_report_append merges them for linked programs.
  */
@@ -94,10 +95,11 @@ static int report_linkage(cldm_spirv_report *report, const cldm_spirv_module *m,
 }
 
 cldm_spirv_status cldm_spirv_report_fill(cldm_spirv_report *report, const cldm_spirv_module *m,
-                                         const cldm_spirv_detect *d, const uint8_t *allocating,
+                                         const cldm_spirv_detect *d, const cldm_spirv_callgraph *cg,
                                          cldm_spirv_error *err) {
   if (!report)
     return CLDM_SPIRV_OK;
+  const uint8_t *allocating = cg ? cg->allocates : NULL;
   memset(report, 0, sizeof *report);
   report->allocates = d->allocates;
   report->forms = d->forms;
@@ -124,6 +126,7 @@ cldm_spirv_status cldm_spirv_report_fill(cldm_spirv_report *report, const cldm_s
     k->takes_heap = allocating ? allocating[e->fn] : 0;
     k->num_user_args = m->fn[e->fn].nparams;
     k->heap_arg_index = k->takes_heap ? k->num_user_args : UINT32_MAX;
+    k->throwing_new = cg && cg->throws ? cg->throws[e->fn] : 0;
   }
   if (report_linkage(report, m, d, allocating)) {
     cldm_spirv_report_free(report);

@@ -1,18 +1,24 @@
 /*
- * rewrite.c — lowering of the user's functions (spec 3.2 steps 3-4):
+ * rewrite.c — lowering of the user's functions (spec 3.2 steps 3-4), the plan and the sites;
+ * rewrite_emit.c writes the functions out:
  *   - every allocating function gets a trailing OpFunctionParameter, the heap (a CrossWorkgroup
  *     pointer to i8, the allocator's first parameter type), named "__cldm_heap", and a new
  *     OpTypeFunction; entry points are such functions too, so the heap is the kernel's LAST
  *     argument; llvm-spirv's wrappers (entry point calling the kernel body) need nothing special;
- *   - every call of an allocating function passes the caller's heap on;
+ *   - every function that may stop at a throwing operator new (spec 2.2), other than a root of
+ *     the stops (an entry point, or llvm-spirv's body of one: callgraph.c), also gets the stop
+ *     flag after the heap: a Function-storage pointer to a 32-bit integer, the flag of the root
+ *     that called it (a variable of the root's, 0 at its start); the labels of the blocks that
+ *     stops split off are reserved here (rewrite_emit.c);
  *   - every allocation site (OpExtInst of the set, call of an Import-form function) becomes
  *     OpFunctionCall of cldm_<op>(heap, ...): sizes converted to the allocator's width
  *     (OpUConvert; a 64-bit size for a 32-bit allocator saturates to 0xFFFFFFFF, which no heap
  *     can satisfy, instead of wrapping), pointers cast to `__global void *` (OpBitcast,
  *     OpGenericCastToPtr for Generic), the result cast back to the user's pointer type
  *     (OpBitcast, OpPtrCastToGeneric). The site's result id is kept on the last instruction, so
- *     its uses, names and decorations stay valid.
- * Block order is never looked at: each site is replaced in place.
+ *     its uses, names and decorations stay valid. A call of a C++ operator passes the operands
+ *     its callee maps (callee.c): aligned new(size, align) becomes aligned_alloc(align, size),
+ *     delete's size and alignment are dropped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +66,80 @@ uint32_t cldm_spirv_rewrite_constant(cldm_spirv_rewrite *r, uint32_t type, uint3
   return id;
 }
 
+/* 1 if instruction ii is a stop point: a call of a throwing operator new (site *site, advanced
+ * past ii) or of a function that may stop, other than a root (its wrapper's call, after which
+ * the wrapper returns: callgraph.c). */
+static int stop_point(const cldm_spirv_rewrite *r, uint32_t ii, size_t *site) {
+  const cldm_spirv_module *m = r->m;
+  const cldm_spirv_detect *d = r->d;
+  while (*site < d->nsites && d->sites[*site].ii < ii)
+    (*site)++;
+  if (*site < d->nsites && d->sites[*site].ii == ii)
+    return d->sites[*site].throws;
+  if (m->inst[ii].op != SpvOpFunctionCall || m->inst[ii].wc < 4)
+    return 0;
+  uint32_t callee = cldm_spirv_fn_index(m, cldm_spirv_iw(m, ii)[3]);
+  return callee != CLDM_SPIRV_NONE && r->cg->throws[callee] && !r->cg->root[callee];
+}
+
+/* What stops need (spec 2.2): the flag's types and constants, per function that may stop its
+ * flag's id, and every stop point with the labels of its two new blocks, each block it splits
+ * recorded in r->relabel (its last part's label). */
+static cldm_spirv_status plan_stops(cldm_spirv_rewrite *r, cldm_spirv_error *err) {
+  const cldm_spirv_module *m = r->m;
+  r->fn_flag = calloc(m->nfn ? m->nfn : 1, sizeof *r->fn_flag);
+  r->relabel = calloc(m->bound, sizeof *r->relabel);
+  if (!r->fn_flag || !r->relabel)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  r->is_root = r->cg->root;
+  uint32_t u32[2] = {32, 0};
+  r->flag_type = cldm_spirv_rewrite_type(r, SpvOpTypeInt, u32, 2);
+  uint32_t ptr[2] = {SpvStorageClassFunction, r->flag_type};
+  r->flag_ptr_type = cldm_spirv_rewrite_type(r, SpvOpTypePointer, ptr, 2);
+  r->bool_type = cldm_spirv_rewrite_type(r, SpvOpTypeBool, NULL, 0);
+  r->void_type = cldm_spirv_rewrite_type(r, SpvOpTypeVoid, NULL, 0);
+  r->flag_zero = cldm_spirv_rewrite_constant(r, r->flag_type, 0, 0, 0);
+  r->flag_one = cldm_spirv_rewrite_constant(r, r->flag_type, 1, 0, 0);
+  r->size_zero = cldm_spirv_rewrite_constant(r, r->l->size_type, 0, 0, r->l->size_bits == 64);
+  size_t site = 0, cap = 0;
+  for (uint32_t f = 0; f < m->nfn; f++) {
+    if (!r->cg->throws[f])
+      continue;
+    uint32_t first = r->nstops, block = 0;
+    for (uint32_t ii = m->fn[f].body; ii < m->fn[f].end; ii++) {
+      if (m->inst[ii].op == SpvOpLabel && m->inst[ii].wc >= 2)
+        block = cldm_spirv_iw(m, ii)[1];
+      if (!stop_point(r, ii, &site))
+        continue;
+      if (r->nstops == cap) {
+        cap = cap ? 2 * cap : 16;
+        cldm_spirv_stop *grown = realloc(r->stops, cap * sizeof *grown);
+        if (!grown)
+          return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+        r->stops = grown;
+      }
+      cldm_spirv_stop *sp = &r->stops[r->nstops++];
+      *sp = (cldm_spirv_stop){.ii = ii, .cont = (*r->next_id)++, .stop = (*r->next_id)++};
+      if (block < m->bound)
+        r->relabel[block] = sp->cont; /* the last part's label wins */
+    }
+    /* a flag: the parameter of every function that may stop; a root's variable where it has
+     * stop points of its own (a wrapper that only calls its body needs none) */
+    if (!r->cg->root[f] || r->nstops > first)
+      r->fn_flag[f] = (*r->next_id)++;
+  }
+  return CLDM_SPIRV_OK;
+}
+
 cldm_spirv_status cldm_spirv_rewrite_plan(cldm_spirv_rewrite *r, cldm_spirv_error *err) {
   const cldm_spirv_module *m = r->m;
   r->fn_type = calloc(m->nfn ? m->nfn : 1, sizeof *r->fn_type);
   r->fn_heap = calloc(m->nfn ? m->nfn : 1, sizeof *r->fn_heap);
   if (!r->fn_type || !r->fn_heap)
     return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
+  cldm_spirv_status st = r->d->nthrowing ? plan_stops(r, err) : CLDM_SPIRV_OK;
+  if (st)
+    return st;
   for (uint32_t f = 0; f < m->nfn; f++) {
     if (!r->cg->allocates[f])
       continue;
@@ -75,21 +149,23 @@ cldm_spirv_status cldm_spirv_rewrite_plan(cldm_spirv_rewrite *r, cldm_spirv_erro
       return cldm_spirv_fail(err, CLDM_SPIRV_E_MALFORMED, m->inst[m->fn[f].begin].off + 4,
                              "OpFunction %%%u: function type %%%u is not an OpTypeFunction",
                              m->fn[f].id, m->fn[f].type_id);
-    uint32_t *ops = malloc(wc * sizeof *ops);
+    int flag = r->fn_flag && r->fn_flag[f] && !r->is_root[f];
+    uint32_t *ops = malloc((wc + 1) * sizeof *ops);
     if (!ops)
       return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
     memcpy(ops, t + 2, (wc - 2) * sizeof *ops); /* return type, parameter types */
     ops[wc - 2] = r->l->heap_type;
-    r->fn_type[f] = cldm_spirv_rewrite_type(r, SpvOpTypeFunction, ops, wc - 1);
+    if (flag)
+      ops[wc - 1] = r->flag_ptr_type;
+    r->fn_type[f] = cldm_spirv_rewrite_type(r, SpvOpTypeFunction, ops, wc - 1 + (size_t)flag);
     free(ops);
     r->fn_heap[f] = (*r->next_id)++;
   }
   return CLDM_SPIRV_OK;
 }
 
-/* Emits `op type result args...` into b and returns result. */
-static uint32_t op3(cldm_spirv_buf *b, uint32_t op, uint32_t type, uint32_t result,
-                    const uint32_t *args, size_t n) {
+uint32_t cldm_spirv_rewrite_op(cldm_spirv_buf *b, uint32_t op, uint32_t type, uint32_t result,
+                               const uint32_t *args, size_t n) {
   size_t at = cldm_spirv_buf_begin(b, op);
   cldm_spirv_buf_push(b, type);
   cldm_spirv_buf_push(b, result);
@@ -107,19 +183,19 @@ static uint32_t convert_int(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t a
   if (from == to)
     return arg;
   if (from < to)
-    return op3(b, SpvOpUConvert, to_type, (*r->next_id)++, &arg, 1);
+    return cldm_spirv_rewrite_op(b, SpvOpUConvert, to_type, (*r->next_id)++, &arg, 1);
   /* 64 -> 32: (size >> 32) != 0 ? 0xFFFFFFFF : (uint)size */
   uint32_t c32 = cldm_spirv_rewrite_constant(r, from_type, 32, 0, 1);
   uint32_t c0 = cldm_spirv_rewrite_constant(r, from_type, 0, 0, 1);
   uint32_t cmax = cldm_spirv_rewrite_constant(r, to_type, 0xFFFFFFFFu, 0, 0);
   uint32_t tbool = cldm_spirv_rewrite_type(r, SpvOpTypeBool, NULL, 0);
   uint32_t a1[2] = {arg, c32};
-  uint32_t hi = op3(b, SpvOpShiftRightLogical, from_type, (*r->next_id)++, a1, 2);
+  uint32_t hi = cldm_spirv_rewrite_op(b, SpvOpShiftRightLogical, from_type, (*r->next_id)++, a1, 2);
   uint32_t a2[2] = {hi, c0};
-  uint32_t big = op3(b, SpvOpINotEqual, tbool, (*r->next_id)++, a2, 2);
-  uint32_t lo = op3(b, SpvOpUConvert, to_type, (*r->next_id)++, &arg, 1);
+  uint32_t big = cldm_spirv_rewrite_op(b, SpvOpINotEqual, tbool, (*r->next_id)++, a2, 2);
+  uint32_t lo = cldm_spirv_rewrite_op(b, SpvOpUConvert, to_type, (*r->next_id)++, &arg, 1);
   uint32_t a3[3] = {big, cmax, lo};
-  return op3(b, SpvOpSelect, to_type, (*r->next_id)++, a3, 3);
+  return cldm_spirv_rewrite_op(b, SpvOpSelect, to_type, (*r->next_id)++, a3, 3);
 }
 
 /* A user pointer (CrossWorkgroup or Generic, spec 2.1) as `__global void *`. */
@@ -133,11 +209,11 @@ static uint32_t convert_ptr(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t a
   if (storage == SpvStorageClassGeneric) {
     uint32_t ops[2] = {SpvStorageClassCrossWorkgroup, pointee};
     uint32_t global = cldm_spirv_rewrite_type(r, SpvOpTypePointer, ops, 2);
-    arg = op3(b, SpvOpGenericCastToPtr, global, (*r->next_id)++, &arg, 1);
+    arg = cldm_spirv_rewrite_op(b, SpvOpGenericCastToPtr, global, (*r->next_id)++, &arg, 1);
     if (global == to_type)
       return arg;
   }
-  return op3(b, SpvOpBitcast, to_type, (*r->next_id)++, &arg, 1);
+  return cldm_spirv_rewrite_op(b, SpvOpBitcast, to_type, (*r->next_id)++, &arg, 1);
 }
 
 /* The allocator's `__global void *` (id `value`) as the user's result type, into id result. */
@@ -146,105 +222,50 @@ static void convert_result(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t va
   uint32_t storage = 0, pointee = 0;
   cldm_spirv_pointer(r->m, type, &storage, &pointee);
   if (storage != SpvStorageClassGeneric) {
-    op3(b, SpvOpBitcast, type, result, &value, 1);
+    cldm_spirv_rewrite_op(b, SpvOpBitcast, type, result, &value, 1);
     return;
   }
   uint32_t ops[2] = {SpvStorageClassCrossWorkgroup, pointee};
   uint32_t global = cldm_spirv_rewrite_type(r, SpvOpTypePointer, ops, 2);
   if (global != value_type)
-    value = op3(b, SpvOpBitcast, global, (*r->next_id)++, &value, 1);
-  op3(b, SpvOpPtrCastToGeneric, type, result, &value, 1);
+    value = cldm_spirv_rewrite_op(b, SpvOpBitcast, global, (*r->next_id)++, &value, 1);
+  cldm_spirv_rewrite_op(b, SpvOpPtrCastToGeneric, type, result, &value, 1);
 }
 
-static void lower_site(cldm_spirv_rewrite *r, cldm_spirv_buf *b, const cldm_spirv_site *s,
-                       uint32_t heap) {
+uint32_t cldm_spirv_rewrite_site(cldm_spirv_rewrite *r, cldm_spirv_buf *b, const cldm_spirv_site *s,
+                                 uint32_t heap) {
   const cldm_spirv_module *m = r->m;
   const uint32_t *w = cldm_spirv_iw(m, s->ii);
-  uint32_t wc = m->inst[s->ii].wc;
   const uint32_t *args = s->form == CLDM_SPIRV_SITE_EXTINST ? w + 5 : w + 4;
-  uint32_t nargs = s->form == CLDM_SPIRV_SITE_EXTINST ? wc - 5 : wc - 4;
-  unsigned op = s->op;
+  const cldm_spirv_callee *c =
+      s->form == CLDM_SPIRV_SITE_IMPORT ? &r->d->callee[cldm_spirv_fn_index(m, w[3])] : NULL;
+  unsigned op = s->op, nops = cldm_spirv_ext_noperands[op];
   uint32_t call[2 + CLDM_SPIRV_EXT_MAX_OPERANDS];
   call[0] = r->l->fn[op];
   call[1] = heap;
-  for (uint32_t i = 0; i < nargs && i < CLDM_SPIRV_EXT_MAX_OPERANDS; i++)
+  for (uint32_t i = 0; i < nops && i < CLDM_SPIRV_EXT_MAX_OPERANDS; i++) {
+    uint32_t arg = args[c ? c->arg[i] : i];
     call[2 + i] = cldm_spirv_ext_roles[op][i] == CLDM_SPIRV_EXT_ROLE_PTR
-                      ? convert_ptr(r, b, args[i], r->l->param[op][1 + i])
-                      : convert_int(r, b, args[i], r->l->param[op][1 + i]);
+                      ? convert_ptr(r, b, arg, r->l->param[op][1 + i])
+                      : convert_int(r, b, arg, r->l->param[op][1 + i]);
+  }
   uint32_t type = w[1], result = w[2], ret = r->l->ret[op];
-  if (cldm_spirv_ext_returns_void[op] || type == ret) {
-    op3(b, SpvOpFunctionCall, ret, result, call, 2 + nargs);
-    return;
-  }
-  uint32_t value = op3(b, SpvOpFunctionCall, ret, (*r->next_id)++, call, 2 + nargs);
+  if (cldm_spirv_ext_returns_void[op] || type == ret)
+    return cldm_spirv_rewrite_op(b, SpvOpFunctionCall, ret, result, call, 2 + nops);
+  uint32_t value =
+      cldm_spirv_rewrite_op(b, SpvOpFunctionCall, ret, (*r->next_id)++, call, 2 + nops);
   convert_result(r, b, value, ret, type, result);
-}
-
-static void emit_heap_name(cldm_spirv_out *o, uint32_t id) {
-  cldm_spirv_buf *b = &o->sec[CLDM_SPIRV_SEC_DEBUG_B];
-  size_t at = cldm_spirv_buf_begin(b, SpvOpName);
-  cldm_spirv_buf_push(b, id);
-  cldm_spirv_buf_string(b, CLDM_SPIRV_HEAP_PARAM_NAME, strlen(CLDM_SPIRV_HEAP_PARAM_NAME));
-  cldm_spirv_buf_end(b, at);
-}
-
-static void emit_function(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t f, size_t *site,
-                          cldm_spirv_out *o) {
-  const cldm_spirv_module *m = r->m;
-  const cldm_spirv_function *fn = &m->fn[f];
-  if (!r->cg->allocates[f]) {
-    for (uint32_t ii = fn->begin; ii <= fn->end; ii++)
-      cldm_spirv_out_copy(b, m, ii);
-    return;
-  }
-  uint32_t heap = r->fn_heap[f];
-  size_t at = b->n;
-  cldm_spirv_out_copy(b, m, fn->begin);
-  if (!b->failed)
-    b->w[at + 4] = r->fn_type[f];
-  for (uint32_t i = 0; i < fn->nparams; i++)
-    cldm_spirv_out_copy(b, m, fn->begin + 1 + i);
-  uint32_t param[2] = {r->l->heap_type, heap};
-  cldm_spirv_buf_inst(b, SpvOpFunctionParameter, param, 2);
-  emit_heap_name(o, heap);
-  for (uint32_t ii = fn->begin + 1 + fn->nparams; ii <= fn->end; ii++) {
-    if (*site < r->d->nsites && r->d->sites[*site].ii == ii) {
-      lower_site(r, b, &r->d->sites[(*site)++], heap);
-      continue;
-    }
-    const uint32_t *w = cldm_spirv_iw(m, ii);
-    if (m->inst[ii].op == SpvOpFunctionCall) {
-      uint32_t callee = cldm_spirv_fn_index(m, w[3]);
-      if (callee != CLDM_SPIRV_NONE && r->cg->allocates[callee]) {
-        size_t c = cldm_spirv_buf_begin(b, SpvOpFunctionCall);
-        cldm_spirv_buf_push_n(b, w + 1, m->inst[ii].wc - 1u);
-        cldm_spirv_buf_push(b, heap);
-        cldm_spirv_buf_end(b, c);
-        continue;
-      }
-    }
-    cldm_spirv_out_copy(b, m, ii);
-  }
-}
-
-cldm_spirv_status cldm_spirv_rewrite_functions(cldm_spirv_rewrite *r, cldm_spirv_out *o,
-                                               cldm_spirv_error *err) {
-  const cldm_spirv_module *m = r->m;
-  size_t site = 0;
-  for (uint32_t f = 0; f < m->nfn; f++) {
-    if (r->d->import_op[f])
-      continue; /* Import-form declaration: resolved by the allocator */
-    cldm_spirv_buf *b = m->fn[f].body ? &o->sec[CLDM_SPIRV_SEC_FUNCTION] : &o->decls;
-    emit_function(r, b, f, &site, o);
-  }
-  if (site != r->d->nsites)
-    return cldm_spirv_fail(err, CLDM_SPIRV_E_INVALID, m->inst[r->d->sites[site].ii].off,
-                           "allocation site outside an allocating function (internal error)");
-  return CLDM_SPIRV_OK;
+  return value;
 }
 
 void cldm_spirv_rewrite_free(cldm_spirv_rewrite *r) {
   free(r->fn_type);
   free(r->fn_heap);
-  r->fn_type = r->fn_heap = NULL;
+  free(r->fn_flag);
+  free(r->stops);
+  free(r->relabel);
+  r->fn_type = r->fn_heap = r->fn_flag = r->relabel = NULL;
+  r->stops = NULL;
+  r->nstops = 0;
+  r->is_root = NULL;
 }

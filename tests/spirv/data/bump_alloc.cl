@@ -1,7 +1,7 @@
 // bump_alloc.cl — a trivial stand-in for the device allocator (device/), for the SPIR-V
 // engine's tests only: it exports cldm_malloc/cldm_free/cldm_calloc/cldm_realloc/
-// cldm_aligned_alloc with the signatures of device/include/cldm_device.h, so that lowering can
-// be tested before (and independently of) the real allocator.
+// cldm_aligned_alloc/cldm_new_failed with the signatures of device/include/cldm_device.h, so
+// that lowering can be tested before (and independently of) the real allocator.
 //
 // Heap layout (all offsets in bytes from the heap pointer, header words are uint):
 //   [0]  next    offset of the next free byte (the host writes BUMP_ARENA = 64)
@@ -16,6 +16,7 @@
 #define HDR_MALLOCS 2
 #define HDR_FREES 3
 #define HDR_FAILED 4
+#define HDR_STOPS 5
 
 static global uint *hdr(global void *heap) { return (global uint *)heap; }
 
@@ -83,3 +84,5 @@ global void *cldm_realloc(global void *heap, global void *ptr, size_t size) {
 global void *cldm_aligned_alloc(global void *heap, size_t align, size_t size) {
   return bump(heap, size, align);
 }
+
+void cldm_new_failed(global void *heap) { atomic_inc(&hdr(heap)[HDR_STOPS]); }
