@@ -137,6 +137,8 @@ cl_int cldm_info_context_query(const void *obj, cl_uint name, size_t size, void 
 cl_int cldm_info_kernel_query(const void *obj, cl_uint name, size_t size, void *value,
                               size_t *size_ret);
 cl_platform_id cldm_info_context_platform(cl_context context);
+/* The context and the device of `queue`: CL_SUCCESS, or CL_INVALID_COMMAND_QUEUE. */
+cl_int cldm_info_queue_target(cl_command_queue queue, cl_context *context, cl_device_id *device);
 
 /* ---- layer_check.c: reports of checked mode and CLDM_OOM (spec 2.4, 2.5) ----------------- */
 

@@ -41,10 +41,7 @@ static int cldm_enqueue_after(cl_command_queue queue, cl_kernel kernel, cl_event
     return 0;
   cl_context context;
   cl_device_id device;
-  if (cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL) !=
-          CL_SUCCESS ||
-      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL) !=
-          CL_SUCCESS)
+  if (cldm_info_queue_target(queue, &context, &device) != CL_SUCCESS)
     return 1;
   char *name = NULL;
   size_t size = 0;
@@ -65,12 +62,9 @@ static cl_int cldm_enqueue_bind(cl_command_queue queue, cl_kernel kernel, cldm_k
                                 cldm_heap_binding *binding) {
   cl_context context;
   cl_device_id device;
-  cl_int err =
-      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL);
-  if (err == CL_SUCCESS)
-    err = cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL);
+  cl_int err = cldm_info_queue_target(queue, &context, &device);
   if (err != CL_SUCCESS)
-    return CL_INVALID_COMMAND_QUEUE;
+    return err;
   err = cldm_heap_acquire(context, device, binding);
   if (err != CL_SUCCESS)
     return err;

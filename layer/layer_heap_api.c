@@ -24,12 +24,7 @@ static cl_int cldm_heap_api_queue_target(cl_command_queue queue, cl_device_id *d
                                          cl_context *context) {
   if (!queue || !CLDM_NEXT_HAS(clGetCommandQueueInfo))
     return CL_INVALID_COMMAND_QUEUE;
-  cl_int err =
-      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(*device), device, NULL);
-  if (err == CL_SUCCESS)
-    err =
-        cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL);
-  if (err != CL_SUCCESS)
+  if (cldm_info_queue_target(queue, context, device) != CL_SUCCESS)
     return CL_INVALID_COMMAND_QUEUE;
   cldm_device_state st;
   return cldm_device_snapshot(*device, &st) == CL_SUCCESS && st.supported ? CL_SUCCESS

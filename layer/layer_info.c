@@ -66,3 +66,12 @@ cl_platform_id cldm_info_context_platform(cl_context context) {
   free(devs);
   return platform;
 }
+
+cl_int cldm_info_queue_target(cl_command_queue queue, cl_context *context, cl_device_id *device) {
+  if (cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(*context), context, NULL) !=
+          CL_SUCCESS ||
+      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(*device), device, NULL) !=
+          CL_SUCCESS)
+    return CL_INVALID_COMMAND_QUEUE;
+  return CL_SUCCESS;
+}

@@ -94,10 +94,7 @@ static void CL_CALLBACK cldm_new_read_done(cl_event ev, cl_int status, void *use
 void cldm_new_watch_launch(cl_command_queue queue, cl_event kernel_event, const char *kernel) {
   cl_context context;
   cl_device_id device;
-  if (cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL) !=
-          CL_SUCCESS ||
-      cldm_next->clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL) !=
-          CL_SUCCESS)
+  if (cldm_info_queue_target(queue, &context, &device) != CL_SUCCESS)
     return;
   cldm_new_watch *w = calloc(1, sizeof(*w));
   if (!w || !(w->kernel = strdup(kernel))) {
