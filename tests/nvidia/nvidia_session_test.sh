@@ -33,7 +33,8 @@ for f in session.sh run-tests.sh run.sh env.sh tests.list REVISION MANIFEST \
   [ -e "$pack/$f" ] || fail "pack: no $f"
 done
 for t in test_e2e_alloc.ocl-icd test_e2e_alloc.khronos device_alloc_nv_basic.khronos \
-  device_alloc_cl12_basic.ocl-icd test_example_demo.ocl-icd; do
+  device_alloc_cl12_basic.ocl-icd test_example_demo.ocl-icd test_e2e_multidev.ocl-icd \
+  test_e2e_multidev.khronos; do
   grep -q "^$t|" "$pack/tests.list" || fail "tests.list: no $t"
 done
 echo "ok   pack: layout and tests.list"
