@@ -6,8 +6,9 @@ each case in its own process, so that a case that does not finish loses only its
 OUT_DIR/IMPL.csv and OUT_DIR/IMPL.meta.json, IMPL being `opencl` (cldm-bench-suite) or `cuda`
 (cldm-bench-cuda). The CSV gets the header once and every part's rows in the order given; the
 meta data is the first part's, with `cases` the cases the parts ran, `seconds` their sum,
-`failures` all parts' failed checks, the usable heap sizes from the parts that measured them,
-and `stopped` the cases of LIST (stopped by the time limit; their rows, if any, are kept).
+`failures` all parts' failed checks, the usable heap sizes (and case 9's devices) from the
+parts that measured them, and `stopped` the cases of LIST (stopped by the time limit; their
+rows, if any, are kept).
 A part without a meta file (a process stopped before it wrote one) adds only its rows.
 """
 import json
@@ -48,7 +49,7 @@ def main(argv):
             continue
         if meta is None:
             meta = dict(m)
-        for key in ("heap_usable", "fill_heap_usable"):
+        for key in ("heap_usable", "fill_heap_usable", "multi_devices", "multi_heap_usable"):
             if m.get(key):
                 meta[key] = m[key]
         cases.extend(c for c in str(m.get("cases", "")).split(",") if c and c not in cases)

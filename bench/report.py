@@ -399,6 +399,86 @@ def sec_overhead(d):
     return out + "\n"
 
 
+def multi_shapes(d):
+    """Case 9: [(size, n, [device numbers])] in file order, from its warm malloc rows."""
+    shapes, devices = [], {}
+    for s, n, p in d.keys("opencl", "multidevice", "time", "malloc"):
+        mode, _, dev = p.partition("-")
+        if mode not in ("alone", "together") or not dev.isdigit():
+            continue
+        if (s, n) not in devices:
+            devices[(s, n)] = []
+            shapes.append((s, n))
+        if int(dev) not in devices[(s, n)]:
+            devices[(s, n)].append(int(dev))
+    return [(s, n, sorted(devices[(s, n)])) for s, n in shapes]
+
+
+def multi_get(d, kernel, s, n, param, metric="time"):
+    return d.get("opencl", "multidevice", kernel, s, n, param, metric)
+
+
+def multi_devices_text(d):
+    """'device 0: NAME, device 1: NAME' from the meta data (case 9's devices), or ''."""
+    names = d.meta.get("multi_devices") or []
+    heaps = d.meta.get("multi_heap_usable") or []
+    return ", ".join("device %d: %s%s" % (i, name, " (heap %s)" % size_str(heaps[i])
+                                           if i < len(heaps) and heaps[i] else "")
+                     for i, name in enumerate(names))
+
+
+def multi_concurrency(d, kernel, s, n, devs):
+    """(sum over the devices of the host clock alone, the host clock together, their ratio)."""
+    alone = [multi_get(d, kernel, s, n, "alone-%d" % i, "wall") for i in devs]
+    total = sum(alone) if all(a is not None for a in alone) else None
+    together = multi_get(d, kernel, s, n, "together-all", "wall")
+    return total, together, ratio(total, together)
+
+
+def sec_multi(d):
+    shapes = multi_shapes(d)
+    if not shapes:
+        return ""
+    head = ["S", "N per device", "device", "malloc alone ms", "together ms", "÷ alone",
+            "cold alone ms", "cold together ms", "÷ alone", "free alone ms", "together ms",
+            "÷ alone", "bump alone ms", "together ms", "÷ alone"]
+    rows = []
+    for s, n, devs in shapes:
+        for i in devs:
+            row = [size_str(s), str(n), str(i)]
+            for kernel, metric in (("malloc", "time"), ("malloc", "cold"), ("free", "time"),
+                                   ("bump", "time")):
+                a = multi_get(d, kernel, s, n, "alone-%d" % i, metric)
+                t = multi_get(d, kernel, s, n, "together-%d" % i, metric)
+                row += [fmt(a), fmt(t), ratio(t, a)]
+            rows.append(row)
+    out = ("## 9. Several devices\n\nOne context of %d devices (%s), one heap each, the suite's "
+           "programs built once for all of them. Case 1's launch shapes (N work-items per device "
+           "each malloc S bytes, then free them in a second launch) run on each device alone "
+           "while the others idle, then on all of them at once, one host thread per device "
+           "enqueuing, the threads released together. \"÷ alone\": the device's kernel time "
+           "together ÷ alone, in the same run (above 1: the other devices' work slowed it). The "
+           "bump-pointer kernel does not allocate: its ratio is what running together costs "
+           "without the allocator (devices sharing hardware, such as a CPU driver's devices "
+           "sharing the host's cores). Cold: the first launch of the shape on heaps just reset "
+           "(after the warm-up, so that the heaps' memory was touched in both modes).\n\n"
+           % (len(shapes[0][2]), multi_devices_text(d) or "?")) + table(head, rows)
+    head = ["S", "N per device", "malloc: alone, summed ms", "together ms", "concurrency",
+            "free: alone, summed ms", "together ms", "concurrency"]
+    rows = []
+    for s, n, devs in shapes:
+        row = [size_str(s), str(n)]
+        for kernel in ("malloc", "free"):
+            total, together, r = multi_concurrency(d, kernel, s, n, devs)
+            row += [fmt(total), fmt(together), r]
+        rows.append(row)
+    out += ("\nOn the host clock, from the first enqueue to the last completion: the devices' "
+            "launches alone summed, against all of them together. Concurrency near the number "
+            "of devices: the launches ran side by side; near 1: one after another.\n\n") + \
+        table(head, rows)
+    return out + "\n"
+
+
 # ---------------------------------------------------------------- plots
 
 def plots(d):
@@ -639,7 +719,7 @@ def main():
                     help="--doc: case 1's block sizes in the tables (comma-separated, or all)")
     a = ap.parse_args()
     d = Data(a.dir)
-    if not d.rows:
+    if not d.rows and (a.doc or not d.meta):
         print("report.py: no rows in %s/opencl.csv" % a.dir, file=sys.stderr)
         return 1
     if a.doc:
@@ -702,6 +782,9 @@ def main():
                "\"free ÷ check\": the free launch against a launch that reads each block's first "
                "word (the check of the ids before the free, in a launch of its own)"
                "%s.\n" % ("; \"÷ CUDA\": against CUDA's device malloc" if d.has_cuda else ""))
+    if not d.rows:  # a run whose cases measured nothing, such as case 9 on one device
+        out.append("**No figures**: the cases run (%s) wrote no rows; run.log says why.\n"
+                   % m.get("cases", "?"))
     fails = (m.get("failures") or "").strip()
     cfails = ((d.cuda_meta or {}).get("failures") or "").strip()
     if fails or cfails:
@@ -728,6 +811,7 @@ def main():
     out.append(sec_oom(d))
     out.append(sec_workload(d))
     out.append(sec_overhead(d))
+    out.append(sec_multi(d))
     if made:
         out.append("## Plots\n\n" + "\n".join("![%s](%s)" % (p[:-4], p) for p in made) + "\n")
     out.append("Files: `opencl.csv`%s (schema in bench/README.md), `opencl.meta.json`%s.\n"

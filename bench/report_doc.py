@@ -8,15 +8,17 @@ device malloc where cuda.csv exists, and other allocators where the folder has p
 (an external harness's output, one row per size:
 allocator,commit,size,threads,cold_ms,warm_ms,free_ms,bump_cold_ms,bump_warm_ms,nulls,overlaps).
 Ratios are to the bump kernel of the same API and process, which timers do not change. Then
-free, mixed sizes (case 2) and the mixed-size fill (case 5) where the run has them, and PNG
-plots written into a folder of the caller's choice.
+free, mixed sizes (case 2), the mixed-size fill (case 5) and several devices in one context
+(case 9) where the run has them, and PNG plots of case 1 written into a folder of the caller's
+choice. A folder of case 9 alone gives the header and that table.
 """
 import csv
 import glob
 import os
 import sys
 
-from report import fmt, size_str, table
+from report import (fmt, multi_concurrency, multi_devices_text, multi_get, multi_shapes, size_str,
+                    table)
 
 DEFAULT_SIZES = (16, 64, 256, 1024, 4096)
 
@@ -221,6 +223,43 @@ def sec_fill(d):
     return [text + ".\n"]
 
 
+def sec_multi(d):
+    """Case 9: each device alone and all of them at once, where the run has it."""
+    shapes = multi_shapes(d)
+    if not shapes:
+        return []
+    head = ["S", "N per device", "device", "malloc: alone / together", "÷",
+            "cold: alone / together", "÷", "free: alone / together", "÷", "bump: alone / together",
+            "÷"]
+    rows = []
+    for s, n, devs in shapes:
+        for i in devs:
+            row = [size_str(s), str(n), str(i)]
+            for kernel, metric in (("malloc", "time"), ("malloc", "cold"), ("free", "time"),
+                                   ("bump", "time")):
+                a = multi_get(d, kernel, s, n, "alone-%d" % i, metric)
+                t = multi_get(d, kernel, s, n, "together-%d" % i, metric)
+                row += [pair(show(a), show(t)), quotient(t, a)]
+            rows.append(row)
+    conc = []
+    for s, n, devs in shapes:
+        total, together, r = multi_concurrency(d, "malloc", s, n, devs)
+        conc.append("%s %s" % (size_str(s), r))
+    return ["\n### Several devices in one context\n",
+            "One context of %d devices (%s), one heap each, one program built for all. Case 1's "
+            "launches (N work-items per device, one `malloc(S)` each, then `free` in a second "
+            "launch) on each device alone while the others idle, then on all at once from one "
+            "host thread per device, released together. Kernel ms, warm (best of %s) and cold "
+            "(first launch after `clEnqueueResetDeviceHeapEXT`); ÷ is together ÷ alone for the "
+            "same device (1.00: no interference). The bump-pointer kernel allocates nothing: its "
+            "ratio is the cost of sharing the hardware, not the heaps.\n"
+            % (len(shapes[0][2]), multi_devices_text(d) or "?", d.meta.get("reps", "?")),
+            table(head, rows),
+            "\nConcurrency of the malloc launches on the host clock (the launches alone summed ÷ "
+            "all together, from the first enqueue to the last completion; the number of devices "
+            "when they ran side by side, 1 when one after another): %s.\n" % ", ".join(conc)]
+
+
 def plots(d, peers, shapes, folder, link):
     """PNG plots of case 1 into folder; returns the Markdown image lines."""
     try:
@@ -322,15 +361,19 @@ def write(d, out_path, plots_dir=None, plots_link=None, command=None, sizes=DEFA
     """Writes the section of result folder d (a report.Data) to out_path ('-': stdout)."""
     peers = Peers(d.dir)
     shapes = throughput_shapes(d, None if sizes is None else set(sizes))
-    if not shapes:
-        print("report_doc: no case 1 rows (malloc) in %s" % d.dir, file=sys.stderr)
+    multi = sec_multi(d)
+    if not shapes and not multi:
+        print("report_doc: no case 1 rows (malloc) nor case 9 rows in %s" % d.dir,
+              file=sys.stderr)
         return 1
     command = command or read_text(d.dir, "command.txt")
     out = header(d, command, read_text(d.dir, "revision.txt"))
-    out += sec_malloc(d, peers, shapes)
+    if shapes:
+        out += sec_malloc(d, peers, shapes)
     out += sec_mixed(d)
     out += sec_fill(d)
-    if plots_dir:
+    out += multi
+    if plots_dir and shapes:
         link = plots_link if plots_link is not None else os.path.basename(
             os.path.normpath(plots_dir)) + "/"
         images = plots(d, peers, shapes, plots_dir, link)

@@ -191,19 +191,24 @@ fi
 meta() { sed -n -e "s/^  \"$1\": \"\(.*\)\",\{0,1\}$/\1/p" -e "s/^  \"$1\": \([^\",]*\),\{0,1\}$/\1/p" "$out/opencl.meta.json"; }
 [ -z "$cuda" ] && [ $no_cuda = 0 ] && [ -x "$build/bench/cuda/cldm-bench-cuda" ] && \
   case $(meta platform) in *NVIDIA*) cuda=$build/bench/cuda/cldm-bench-cuda ;; esac
-if [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
+# the CUDA program's cases: those asked for, without case 9 (several devices), which it has not
+cuda_list=${cuda_cases:-$(meta cases)}
+[ -n "$case_timeout" ] && cuda_list=${cuda_cases:-$case_list}
+cuda_list=$(echo "$cuda_list" | tr "," "\n" | { grep -vx 9 || true; } | paste -sd, -)
+if [ -n "$cuda" ] && [ $no_cuda = 0 ] && [ -z "$cuda_list" ]; then
+  echo "[bench] $cuda: not run, it has none of the cases asked for (case 9 is OpenCL's alone)" |
+    tee -a "$log" >&2
+elif [ -n "$cuda" ] && [ $no_cuda = 0 ]; then
   if "$cuda" --probe 2>/dev/null; then
     cuda_args=(--scale "$scale" --heap "$(meta heap)" --fill-heap "$(meta fill_heap)"
                --reps "$(meta reps)")
     [ -n "$budget" ] && cuda_args+=(--budget "$budget")
     [ -n "$cuda_max_size" ] && cuda_args+=(--max-size "$cuda_max_size")
-    cases=${cuda_cases:-$(meta cases)}
     cuda_status=0
     if [ -n "$case_timeout" ]; then
-      per_case cuda "${cuda_cases:-$case_list}" "$cuda" "${cuda_args[@]}"
+      per_case cuda "$cuda_list" "$cuda" "${cuda_args[@]}"
     else
-      cuda_args+=(--out "$out")
-      [ -n "$cases" ] && cuda_args+=(--cases "$cases")
+      cuda_args+=(--out "$out" --cases "$cuda_list")
       run_cuda=("$cuda")
       [ -n "$cuda_timeout" ] && run_cuda=(timeout "$cuda_timeout" "$cuda")
       "${run_cuda[@]}" "${cuda_args[@]}" 2> >(tee -a "$log" >&2) || cuda_status=$?

@@ -211,7 +211,7 @@ void bs_case_overhead(const bs_opts *o, const bs_dev *d) {
 static void alloc_latency(cl_context ctx, cl_command_queue q, const bs_dev *d, const bs_opts *o,
                           int reps, uint32_t n) {
   cl_int err;
-  cl_program p = bs_program_il(ctx, d->device, o->kernels_dir, "alloc.spv");
+  cl_program p = bs_program_il(ctx, 1, &d->device, o->kernels_dir, "alloc.spv");
   cl_kernel k = clCreateKernel(p, "k_overhead_alloc", &err);
   BS_CHECK(err);
   cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)n * 4, NULL, &err);

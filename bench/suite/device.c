@@ -1,7 +1,8 @@
 /*
  * device.c — the suite's device: found by a name pattern among the platforms the ICD loader
  * reports (support/cldm_cl_device.h reads the answers), its limits, and the extension's entry
- * points looked up with clGetExtensionFunctionAddressForPlatform as applications do.
+ * points looked up with clGetExtensionFunctionAddressForPlatform as applications do; and case
+ * 9's several devices of one platform.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -88,6 +89,21 @@ static int try_device(cl_platform_id p, cl_device_id dev, void *arg) {
   return !a->need_ext || a->d->has_ext;
 }
 
+/* The extension's entry points of d's platform, looked up as applications do. 0 if found. */
+static int lookup_ext(bs_dev *d) {
+  d->set_heap = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      d->platform, "clSetDeviceHeapSizeEXT");
+  d->heap_info = (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      d->platform, "clGetDeviceHeapInfoEXT");
+  d->reset_heap = (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(
+      d->platform, "clEnqueueResetDeviceHeapEXT");
+  if (!d->set_heap || !d->heap_info || !d->reset_heap) {
+    fprintf(stderr, "cldm-bench-suite: the extension's entry points are missing\n");
+    return -1;
+  }
+  return 0;
+}
+
 int bs_dev_open(bs_dev *d, const char *pattern, int need_ext) {
   find_arg a = {d, pattern, need_ext};
   if (!each_device(try_device, &a)) {
@@ -98,19 +114,35 @@ int bs_dev_open(bs_dev *d, const char *pattern, int need_ext) {
                      : " found");
     return -1;
   }
-  if (need_ext) {
-    d->set_heap = (clSetDeviceHeapSizeEXT_fn)clGetExtensionFunctionAddressForPlatform(
-        d->platform, "clSetDeviceHeapSizeEXT");
-    d->heap_info = (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(
-        d->platform, "clGetDeviceHeapInfoEXT");
-    d->reset_heap = (clEnqueueResetDeviceHeapEXT_fn)clGetExtensionFunctionAddressForPlatform(
-        d->platform, "clEnqueueResetDeviceHeapEXT");
-    if (!d->set_heap || !d->heap_info || !d->reset_heap) {
-      fprintf(stderr, "cldm-bench-suite: the extension's entry points are missing\n");
-      return -1;
-    }
-  }
-  return 0;
+  return need_ext ? lookup_ext(d) : 0;
+}
+
+typedef struct many_arg {
+  bs_dev *d;
+  int want, found;
+  cl_platform_id platform;
+  const char *pattern;
+} many_arg;
+
+static int take_device(cl_platform_id p, cl_device_id dev, void *arg) {
+  many_arg *a = arg;
+  if (p != a->platform)
+    return 0;
+  bs_dev *d = &a->d[a->found];
+  describe(d, p, dev);
+  if (!d->has_ext || (a->pattern && !contains_nocase(d->name, a->pattern) &&
+                      !contains_nocase(d->platform_name, a->pattern)))
+    return 0;
+  if (lookup_ext(d))
+    return 0;
+  return ++a->found == a->want;
+}
+
+int bs_dev_open_many(bs_dev *d, int want, cl_platform_id platform, const char *pattern) {
+  many_arg a = {d, want, 0, platform, pattern};
+  if (want > 0)
+    each_device(take_device, &a);
+  return a.found;
 }
 
 static int print_device(cl_platform_id p, cl_device_id dev, void *arg) {

@@ -2,8 +2,9 @@
  * main.c — cldm-bench-suite: the benchmark suite of bench/README.md on one OpenCL device
  * through the cl_ext_device_malloc layer. Options, the plan (bench/common/bench_plan.h), two
  * sessions (the main heap for cases 1-3 and 7, then the smaller fill heap for cases 4-6),
- * case 8 in two more runs of this program (with and without the layer),
- * the CSV and JSON files, and the exit status (1 if a correctness check failed).
+ * case 8 in two more runs of this program (with and without the layer), case 9 in a context of
+ * several devices, the CSV and JSON files, and the exit status (1 if a correctness check
+ * failed).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,19 +27,23 @@ static const char usage[] =
     "device)\n"
     "  --fill-heap SIZE        heap of cases 4-6\n"
     "  --reps N                timed repetitions (after one warm-up)\n"
-    "  --budget SECONDS        cases 1-3: a soft time limit per case (shapes reached after it\n"
-    "                          are skipped, passes after the first stop; default none); case 5:\n"
-    "                          each of its three parts starts no round after it\n"
-    "  --cases LIST            comma-separated case numbers 1-8 (default: all)\n"
-    "  --max-size SIZE         cases 1 and 3: only block sizes up to SIZE (bytes or K/M)\n"
+    "  --budget SECONDS        cases 1-3 and 9: a soft time limit per case (shapes reached\n"
+    "                          after it are skipped, passes after the first stop; default\n"
+    "                          none); case 5: each of its three parts starts no round after it\n"
+    "  --cases LIST            comma-separated case numbers 1-9 (default: 1-8; case 9, several\n"
+    "                          devices of one context, runs only when named)\n"
+    "  --devices N             case 9: the first N devices that report the extension (default\n"
+    "                          2), of the platform of the device above (--device filters them)\n"
+    "  --max-size SIZE         cases 1, 3 and 9: only block sizes up to SIZE (bytes or K/M)\n"
     "  --local N               work-group size of the launches (default 256; the kernel's and\n"
     "                          the device's limits still apply)\n"
     "  --list-devices          print the platforms and devices, then exit\n"
     "  --tag                   print the device's short name (for result folders), then exit\n"
     "Needs the layer: OPENCL_LAYERS=<build>/layer/libcldm-layer.so (see README).\n";
 
-static const char *case_names[BS_NUM_CASES] = {"throughput",    "mixed", "divergent", "utilisation",
-                                               "fragmentation", "oom",   "workload",  "overhead"};
+static const char *case_names[BS_NUM_CASES] = {"throughput",  "mixed",         "divergent",
+                                               "utilisation", "fragmentation", "oom",
+                                               "workload",    "overhead",      "multidevice"};
 
 static uint64_t parse_size(const char *s) {
   char *end;
@@ -105,7 +110,8 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
   o->self = self;
   o->scale = BP_FULL;
   o->out_dir = ".";
-  o->cases = (1u << BS_NUM_CASES) - 1;
+  o->cases = BS_DEFAULT_CASES;
+  o->devices = 2;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quick"))
@@ -156,6 +162,10 @@ static int parse(bs_opts *o, int argc, char **argv, int *list, int *tag) {
       i++;
     } else if (v && !strcmp(a, "--local")) {
       if ((o->local = atoi(v)) <= 0)
+        return -1;
+      i++;
+    } else if (v && !strcmp(a, "--devices")) {
+      if ((o->devices = atoi(v)) < 2 || o->devices > BS_MAX_DEVICES)
         return -1;
       i++;
     } else if (v && !strcmp(a, "--cases")) {
@@ -269,6 +279,11 @@ int main(int argc, char **argv) {
       bs_case_oom(&s);
     }
     bs_session_close(&s);
+  }
+  if (wanted(&o, 9)) {
+    announce(9,
+             "several devices: case 1's malloc and free on each device alone, then on all at once");
+    bs_case_multidevice(&o, &d, &plan);
   }
   double seconds = (bs_now_us() - t0) / 1e6;
   bs_out_close();

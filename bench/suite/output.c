@@ -13,6 +13,11 @@
 
 static FILE *csv;
 static char failures[4096];
+static struct { /* case 9's devices (bs_out_multi) */
+  int count;
+  char name[BS_MAX_DEVICES][256];
+  uint64_t heap_usable[BS_MAX_DEVICES];
+} multi;
 
 static const char header[] = "impl,case,kernel,size,n,param,metric,unit,value,median,reps,ops\n";
 
@@ -60,6 +65,14 @@ void bs_out_series(const char *case_name, const char *kernel, uint64_t size, uin
   bs_row r = {kernel, size, n, param, metric, unit, bs_series_best(s), bs_series_median(s),
               s->n,   ops};
   bs_out_row(case_name, &r);
+}
+
+void bs_out_multi(const bs_dev *devs, int count, const uint64_t *heap_usable) {
+  multi.count = count < BS_MAX_DEVICES ? count : BS_MAX_DEVICES;
+  for (int d = 0; d < multi.count; d++) {
+    snprintf(multi.name[d], sizeof multi.name[d], "%s", devs[d].name);
+    multi.heap_usable[d] = heap_usable[d];
+  }
 }
 
 void bs_out_note_failure(const char *msg) {
@@ -116,9 +129,21 @@ void bs_out_meta(const char *out_dir, const bs_dev *d, const bp_plan *p, uint64_
   fprintf(f,
           "  \"n_max\": %u,\n  \"fill_items\": %u,\n  \"reps\": %d,\n  \"latency_reps\": %d,\n"
           "  \"create_reps\": %d,\n  \"local_size\": %u,\n  \"budget_s\": %g,\n"
-          "  \"max_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n  \"failures\": ",
+          "  \"max_size\": %u,\n  \"cases\": \"%s\",\n  \"seconds\": %.1f,\n",
           p->n_max, p->fill_items, p->reps, p->latency_reps, p->create_reps, p->local, p->budget_s,
           p->max_size, cases, seconds);
+  if (multi.count) { /* case 9: its devices and their heaps, in the order of its rows' numbers */
+    fprintf(f, "  \"multi_devices\": [");
+    for (int d = 0; d < multi.count; d++) {
+      fprintf(f, "%s", d ? ", " : "");
+      json_string(f, multi.name[d]);
+    }
+    fprintf(f, "],\n  \"multi_heap_usable\": [");
+    for (int d = 0; d < multi.count; d++)
+      fprintf(f, "%s%llu", d ? ", " : "", (unsigned long long)multi.heap_usable[d]);
+    fprintf(f, "],\n");
+  }
+  fprintf(f, "  \"failures\": ");
   json_string(f, failures);
   fprintf(f, "\n}\n");
   fclose(f);

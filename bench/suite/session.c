@@ -20,8 +20,8 @@ void bs_check_cl(cl_int err, const char *what, const char *file, int line) {
   exit(2);
 }
 
-cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir,
-                         const char *file) {
+cl_program bs_program_il(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
+                         const char *kernels_dir, const char *file) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", kernels_dir, file);
   size_t size = 0;
@@ -37,10 +37,13 @@ cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_d
     fprintf(stderr, "cldm-bench-suite: clCreateProgramWithIL(%s) failed: %d\n", path, err);
     exit(2);
   }
-  if (clBuildProgram(p, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
-    char log[16384] = "";
-    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-    fprintf(stderr, "cldm-bench-suite: building %s failed:\n%s\n", path, log);
+  if (clBuildProgram(p, ndev, devs, "", NULL, NULL) != CL_SUCCESS) {
+    fprintf(stderr, "cldm-bench-suite: building %s failed:\n", path);
+    for (cl_uint i = 0; i < ndev; i++) {
+      char log[16384] = "";
+      clGetProgramBuildInfo(p, devs[i], CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+      fprintf(stderr, "%s%s\n", ndev > 1 ? "(device) " : "", log);
+    }
     exit(2);
   }
   return p;
@@ -68,8 +71,8 @@ void bs_session_open(bs_session *s, bs_dev *d, const bp_plan *plan, const char *
   BS_CHECK(err);
   s->plain = clCreateCommandQueueWithProperties(s->ctx, d->device, NULL, &err);
   BS_CHECK(err);
-  s->alloc = bs_program_il(s->ctx, d->device, kernels_dir, "alloc.spv");
-  s->base = bs_program_il(s->ctx, d->device, kernels_dir, "base.spv");
+  s->alloc = bs_program_il(s->ctx, 1, &d->device, kernels_dir, "alloc.spv");
+  s->base = bs_program_il(s->ctx, 1, &d->device, kernels_dir, "base.spv");
   s->heap_usable = bs_heap_info(s, CL_DEVICE_HEAP_INFO_SIZE_EXT);
 }
 
@@ -77,7 +80,7 @@ void bs_session_open(bs_session *s, bs_dev *d, const bp_plan *plan, const char *
  * driver may drop the references of finished commands and released queues some time after
  * the calls return (pocl does, from its worker threads), and the layer frees a heap only if,
  * when the application releases the context, nothing but the heap holds it. */
-static void wait_context_quiet(cl_context ctx) {
+void bs_wait_context_quiet(cl_context ctx) {
   cl_uint prev = 0, refs = 0;
   int stable = 0;
   for (int i = 0; i < 1000 && stable < 20; i++) {
@@ -98,7 +101,7 @@ void bs_session_close(bs_session *s) {
   clReleaseProgram(s->base);
   clReleaseCommandQueue(s->q);
   clReleaseCommandQueue(s->plain);
-  wait_context_quiet(s->ctx);
+  bs_wait_context_quiet(s->ctx);
   clReleaseContext(s->ctx);
   memset(s, 0, sizeof *s);
 }

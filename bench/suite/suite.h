@@ -1,8 +1,9 @@
 /*
  * suite.h — declarations shared by the files of the benchmark suite (cldm-bench-suite): the
  * device and its extension entry points (device.c), a session = one context with one heap size
- * and the suite's programs (session.c), timing (timing.c), correctness checks (check.c), the
- * CSV / JSON output and progress lines (output.c), and the cases (case_*.c).
+ * and the suite's programs (session.c; case 9's context of several devices: session_multi.c),
+ * timing (timing.c), correctness checks (check.c), the CSV / JSON output and progress lines
+ * (output.c), and the cases (case_*.c).
  *
  * The suite is an ordinary OpenCL application: it sees cl_ext_device_malloc only through the
  * ICD layer (OPENCL_LAYERS), creates its programs with clCreateProgramWithIL, and reaches the
@@ -27,7 +28,9 @@ void bs_check_cl(cl_int err, const char *what, const char *file, int line);
 #define BS_CHECK(call) bs_check_cl((call), #call, __FILE__, __LINE__)
 
 /* ---- options (main.c) ---- */
-enum { BS_NUM_CASES = 8 };
+/* Case 9 (several devices) runs only when --cases names it: it needs two devices or more. */
+enum { BS_NUM_CASES = 9, BS_DEFAULT_CASES = 0xff };
+enum { BS_MAX_DEVICES = 8 }; /* case 9's devices (--devices) */
 typedef struct bs_opts {
   const char *device; /* substring of the platform or device name; NULL: first with the extension */
   const char *kernels_dir;  /* the .spv (and overhead.cl) files */
@@ -39,6 +42,7 @@ typedef struct bs_opts {
   uint32_t max_size;        /* --max-size: cases 1 and 3's largest block (0: all) */
   int local;                /* --local: work-group size (0: the plan's) */
   unsigned cases;           /* bit c-1 set: run case c */
+  int devices;              /* case 9: how many devices (default 2) */
   int child;                /* internal: case 8's measurements, 1 with the layer, 2 without */
   const char *self;         /* path of this executable (for the child) */
 } bs_opts;
@@ -62,6 +66,10 @@ typedef struct bs_dev {
  * insensitive; NULL: any) and that, with need_ext, reports cl_ext_device_malloc. 0 on
  * success, -1 with a message on stderr. */
 int bs_dev_open(bs_dev *d, const char *pattern, int need_ext);
+/* Case 9's devices: the first `want` devices of `platform` that report cl_ext_device_malloc
+ * and whose platform or device name contains `pattern` (NULL: any), into d[0..]. Returns how
+ * many were found (at most want). */
+int bs_dev_open_many(bs_dev *d, int want, cl_platform_id platform, const char *pattern);
 /* Prints every platform and device to stdout. */
 void bs_dev_list(void);
 /* A short name for result folders: "pocl-cpu", "nvidia-h200", ... (static buffer). */
@@ -91,11 +99,33 @@ void bs_session_open(bs_session *s, bs_dev *d, const bp_plan *plan, const char *
                      uint64_t heap);
 /* Releases everything of the session (its heap goes with the context). */
 void bs_session_close(bs_session *s);
+/* Waits (up to about a second) until the context's reference count stops falling, so that the
+ * layer finds only its heaps holding the context at its release (session.c says why). */
+void bs_wait_context_quiet(cl_context ctx);
 /* The kernel `name` of the allocating or the base program (created once). */
 cl_kernel bs_kernel(bs_session *s, const char *name);
-/* A program created from kernels_dir/file with clCreateProgramWithIL and built. */
-cl_program bs_program_il(cl_context ctx, cl_device_id dev, const char *kernels_dir,
-                         const char *file);
+/* A program created from kernels_dir/file with clCreateProgramWithIL and built for the
+ * `ndev` devices of `devs`. */
+cl_program bs_program_il(cl_context ctx, cl_uint ndev, const cl_device_id *devs,
+                         const char *kernels_dir, const char *file);
+
+/* ---- case 9's context of several devices (session_multi.c) ---- */
+/* One context of `count` devices, the suite's two programs built once for all of them, and one
+ * view per device: a bs_session that shares the context and the programs but has the device's
+ * own profiling queue and kernel objects (OpenCL leaves clSetKernelArg on one kernel object from
+ * several host threads undefined, so each device's thread sets only its own), so that every
+ * helper below works on one device of the context. */
+typedef struct bs_multi {
+  int count;
+  bs_dev *dev; /* count devices of one platform */
+  cl_context ctx;
+  cl_program alloc, base;
+  bs_session view[BS_MAX_DEVICES];
+} bs_multi;
+/* Sets every device's heap size to `heap`, then creates the context, programs and views. */
+void bs_multi_open(bs_multi *m, bs_dev *devs, int count, const bp_plan *plan,
+                   const char *kernels_dir, uint64_t heap);
+void bs_multi_close(bs_multi *m);
 
 cl_mem bs_buffer(bs_session *s, size_t bytes);
 void bs_read(bs_session *s, cl_mem m, size_t bytes, void *dst);
@@ -173,6 +203,8 @@ void bs_out_raw(const char *line);
 /* Writes out_dir/opencl.meta.json: device, plan, heap sizes, failures. */
 void bs_out_meta(const char *out_dir, const bs_dev *d, const bp_plan *p, uint64_t main_usable,
                  uint64_t fill_usable, double seconds, const char *cases);
+/* Records case 9's devices (names) and their usable heap sizes for the meta file. */
+void bs_out_multi(const bs_dev *devs, int count, const uint64_t *heap_usable);
 /* Records a failure message for the meta file. */
 void bs_out_note_failure(const char *msg);
 /* A progress line on stderr: "[bench] <case> <text>". */
@@ -199,5 +231,9 @@ void bs_case_workload(bs_session *s);
 void bs_case_overhead(const bs_opts *o, const bs_dev *d);
 /* Case 8 in one of those runs (o->child): rows to stdout. Returns the exit status. */
 int bs_overhead_child(const bs_opts *o);
+/* Case 9 (case_multidev.c): case 1's malloc and free on o->devices devices of one context, each
+ * alone and all at once; `first` is the device of cases 1-8, `plan` their plan. Skipped, with a
+ * progress line, where fewer devices report the extension. */
+void bs_case_multidevice(const bs_opts *o, const bs_dev *first, const bp_plan *plan);
 
 #endif /* CLDM_BENCH_SUITE_H */

@@ -11,7 +11,10 @@
 # (--budget), under which a case asked for 1000 repetitions ends with what it measured; and
 # --max-size, which leaves out the larger blocks of cases 1 and 3, with --local (the work-group
 # size, which the meta data records). Also case 1's cold rows, report.py --doc's section of
-# the first run, and the default result folder: the build directory's bench-results/.
+# the first run, and the default result folder: the build directory's bench-results/. Then case
+# 9 on pocl's two CPU devices (POCL_DEVICES="cpu cpu"): every row of every device, mode and size
+# and no failed check, its tables in summary.md and in the --doc section; and with one device it
+# is skipped, saying why, with no rows and no failure.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$1 out=$2
@@ -109,3 +112,51 @@ if awk -F, '($2 == "throughput" || $2 == "divergent") && $4 > 64 { found = 1 } E
   fail "max-size: rows of blocks above 64 B"
 fi
 echo "bench_smoke: $small: --max-size 64 ran cases 1 and 3 up to 64 B only, work-groups of 64"
+
+multi=$out-multi
+rm -rf "$multi"
+POCL_DEVICES="cpu cpu" "$root/bench/run.sh" --quick --prebuilt "$build" --out "$multi" --no-cuda \
+  --no-plots -- --cases 9 || fail "case 9 on two devices failed"
+grep -q '"failures": ""' "$multi/opencl.meta.json" || fail "case 9: failed checks"
+grep -q '"multi_devices": \["[^"]*", "[^"]*"\]' "$multi/opencl.meta.json" ||
+  fail "case 9: the meta data does not name two devices"
+rows=$multi/opencl.csv
+for s in 16 64 256 1024 4096; do
+  for d in 0 1; do
+    for k in malloc free bump; do
+      for p in alone-$d together-$d; do
+        grep -q "^opencl,multidevice,$k,$s,[0-9]*,$p,time,ms," "$rows" || fail "case 9: no $k $p at $s B"
+      done
+      grep -q "^opencl,multidevice,$k,$s,[0-9]*,alone-$d,wall,ms," "$rows" ||
+        fail "case 9: no host clock of $k alone-$d at $s B"
+    done
+    for k in malloc bump; do
+      for p in alone-$d together-$d; do
+        grep -q "^opencl,multidevice,$k,$s,[0-9]*,$p,cold,ms,[0-9.e-]*,[0-9.e-]*,1," "$rows" ||
+          fail "case 9: no cold $k $p at $s B"
+      done
+    done
+  done
+  for k in malloc free bump; do
+    grep -q "^opencl,multidevice,$k,$s,[0-9]*,together-all,wall,ms," "$rows" ||
+      fail "case 9: no host clock of $k together at $s B"
+  done
+done
+if grep -q "^opencl,multidevice,[a-z]*,[0-9]*,[0-9]*,[a-z]*-2," "$rows"; then
+  fail "case 9: rows of a third device"
+fi
+grep -q "^## 9. Several devices" "$multi/summary.md" || fail "summary.md: no section 9"
+python3 "$root/bench/report.py" --doc "$multi/section.md" "$multi" || fail "case 9: --doc failed"
+grep -q "^### Several devices in one context" "$multi/section.md" || fail "case 9: no --doc table"
+grep -q "^| 16 B | [0-9]* | 1 | [0-9.]* / [0-9.]* | [0-9.]* |" "$multi/section.md" ||
+  fail "case 9: no --doc row of device 1 at 16 B"
+echo "bench_smoke: $multi: case 9 on two devices, every row, checks passed, its tables"
+
+single=$out-single
+rm -rf "$single"
+env -u POCL_DEVICES "$root/bench/run.sh" --quick --prebuilt "$build" --out "$single" --no-cuda \
+  --no-plots -- --cases 9 || fail "case 9 on one device failed"
+grep -q "multidevice *skipped: 2 devices asked for (--devices), 1 of platform" "$single/run.log" ||
+  fail "case 9 on one device: no line saying why it was skipped"
+if grep -q "^opencl,multidevice," "$single/opencl.csv"; then fail "case 9 on one device: rows"; fi
+echo "bench_smoke: $single: case 9 skipped on one device, saying why"

@@ -6,8 +6,11 @@
 #      then loads), a vendors folder naming NVIDIA's ICD alone, OCL_ICD_FILENAMES unset, the
 #      layer with --layer only; the demo through the layer under both loaders;
 #   3. session.sh with every part: tests, the quick suite (cold rows, the docs section with a
-#      stand-in peers harness's CSV), peers, an extra command; what comes back;
-#   4. its deadline: a part that would outlast it is stopped in time, the session fails;
+#      stand-in peers harness's CSV), peers, an extra command; what comes back; the part of
+#      several devices skipped, saying why, on pocl's one device;
+#   4. the part of several devices (--multi) on pocl's two CPU devices (POCL_DEVICES="cpu
+#      cpu"): case 9's rows of both devices, its summary and docs section;
+#   5. its deadline: a part that would outlast it is stopped in time, the session fails;
 #      an unknown option is refused.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,7 +33,8 @@ for f in session.sh run-tests.sh run.sh env.sh tests.list REVISION MANIFEST \
   [ -e "$pack/$f" ] || fail "pack: no $f"
 done
 for t in test_e2e_alloc.ocl-icd test_e2e_alloc.khronos device_alloc_nv_basic.khronos \
-  device_alloc_cl12_basic.ocl-icd test_example_demo.ocl-icd; do
+  device_alloc_cl12_basic.ocl-icd test_example_demo.ocl-icd test_e2e_multidev.ocl-icd \
+  test_e2e_multidev.khronos; do
   grep -q "^$t|" "$pack/tests.list" || fail "tests.list: no $t"
 done
 echo "ok   pack: layout and tests.list"
@@ -105,11 +109,35 @@ for k in malloc bump; do
     fail "suite: no cold row of $k"
 done
 grep -q "^tests.list$" "$s1/x/extra/files.txt" || fail "extra: \$1 is not the pack"
-echo "ok   session: tests, suite, peers and extra ran; results back"
+grep -q "^| multi | | | skipped: 1 device(s) of one platform report cl_ext_device_malloc, 2 needed |$" \
+  "$s1/session.md" || fail "session.md: multi not skipped on one device"
+[ ! -e "$s1/multi.md" ] || fail "session: multi.md from one device"
+echo "ok   session: tests, suite, peers and extra ran; results back; multi skipped on one device"
 
-# 4. the deadline, and an unknown option
+# 4. case 9 on two devices
+s2=$out/session-multi
 rc=0
-"$pack/session.sh" --out "$out/late" --icd "$icd" --deadline 30 --tests 0 --suite 0 \
+POCL_DEVICES="cpu cpu" "$pack/session.sh" --out "$s2" --icd "$icd" --tests 0 --suite 0 \
+  --scale quick --multi 300 > "$out/session-multi.log" 2>&1 || rc=$?
+[ $rc = 0 ] || fail "session --multi: exit status $rc: $(tail -5 "$out/session-multi.log")"
+grep -q "^| multi | [0-9]* | [0-9]* | passed |$" "$s2/session.md" || fail "session.md: multi"
+grep -q "^## 9. Several devices" "$s2/multi.md" || fail "multi.md: no section 9"
+grep -q "^### Several devices in one context" "$s2/multi-performance.md" ||
+  fail "multi-performance.md: no table"
+mkdir -p "$s2/x"
+tar -xzf "$s2/results.tgz" -C "$s2/x"
+for d in 0 1; do
+  for p in alone together; do
+    grep -q "^opencl,multidevice,malloc,16,[0-9]*,$p-$d,time,ms," "$s2/x/multi/opencl.csv" ||
+      fail "results.tgz: no malloc row $p-$d"
+  done
+done
+grep -q '"failures": ""' "$s2/x/multi/opencl.meta.json" || fail "multi: failed checks"
+echo "ok   session: --multi ran case 9 on two devices; its summary and docs section back"
+
+# 5. the deadline, and an unknown option
+rc=0
+"$pack/session.sh" --out "$out/late" --icd "$icd" --deadline 30 --tests 0 --suite 0 --multi 0 \
   --extra 'sleep 100' --extra-seconds 100 > "$out/late.log" 2>&1 || rc=$?
 [ $rc = 1 ] || fail "a session past its deadline: exit status $rc"
 # allowed: the deadline less the 20 s kept for the results; stopped when that ran out

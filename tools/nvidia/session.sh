@@ -8,12 +8,15 @@
 #   2. suite   the benchmark suite through the layer with CUDA's program in the same run
 #              (bench/run.sh --prebuilt), warm and cold, and the docs/performance.md section
 #              made from it (bench/report.py --doc);
-#   3. peers   with --peers DIR: DIR/run.sh OUTDIR, other allocators' benchmarks on the same GPU
+#   3. multi   where the machine has two GPUs or more: the suite's case 9, one context of
+#              several GPUs, case 1's malloc and free on each GPU alone and on all at once
+#              (bench/README.md); skipped, saying so, with fewer GPUs;
+#   4. peers   with --peers DIR: DIR/run.sh OUTDIR, other allocators' benchmarks on the same GPU
 #              (an external harness: nothing of it is in the repository); its CSV files go
 #              into the suite's folder, where the report finds them;
-#   4. ab      where the pack has --alt builds: suite cases through the pack's layer and each
+#   5. ab      where the pack has --alt builds: suite cases through the pack's layer and each
 #              build's, one after another on the same GPU (an A/B; their case lines in ab.md);
-#   5. extra   with --extra CMD: CMD run by sh with the pack's environment (its loader first,
+#   6. extra   with --extra CMD: CMD run by sh with the pack's environment (its loader first,
 #              NVIDIA's ICD, libclc; OPENCL_LAYERS set to the pack's layer), $1 the pack's
 #              folder and $2 a folder for its output.
 #
@@ -21,7 +24,7 @@
 #              [--tests SECONDS] [--test-timeout SECONDS] [--tests-only PATTERN]
 #              [--suite SECONDS] [--scale SCALE] [--cases LIST] [--cuda-cases LIST]
 #              [--cuda-max-size SIZE] [--budget SECONDS] [--case-timeout SECONDS]
-#              [--peers DIR] [--peers-seconds SECONDS]
+#              [--multi SECONDS] [--multi-devices N] [--peers DIR] [--peers-seconds SECONDS]
 #              [--ab SECONDS] [--ab-cases LIST]
 #              [--extra CMD] [--extra-seconds SECONDS]
 #
@@ -39,6 +42,8 @@
 #                   --cuda-max-size (default 256: CUDA's malloc takes minutes per launch of
 #                   larger blocks at 2^20 threads); --budget, each case's soft time limit
 #                   (default 20); --case-timeout, each case's hard one (default 120)
+#   --multi         seconds for case 9 on several GPUs (default 120; 0 skips it), at --scale;
+#                   --multi-devices, how many GPUs (default 2): skipped with fewer
 #   --peers         DIR with an executable run.sh; --peers-seconds (default 180)
 #   --ab            seconds for the A/B of the pack's --alt builds (default 120; 0 skips it);
 #                   --ab-cases, the suite's cases it runs (default 1)
@@ -46,9 +51,10 @@
 #
 # OUT receives few files (the device tool brings back eight at most): session.md (what ran,
 # how long, how it ended; the GPU and the pack's revision), tests.md (the tests' summary),
-# suite.md (the suite's summary.md), performance.md (the section for docs/performance.md) and
-# results.tgz, everything: tests/, suite/ (bench/run.sh's folder, peers/ and performance/
-# with the plots inside), peers/, ab/ and ab.md, extra/, each part's log and session.md.
+# suite.md (the suite's summary.md), performance.md (the section for docs/performance.md),
+# multi.md and multi-performance.md (the same two of case 9, where it ran) and results.tgz,
+# everything: tests/, suite/ (bench/run.sh's folder, peers/ and performance/ with the plots
+# inside), multi/, peers/, ab/ and ab.md, extra/, each part's log and session.md.
 # Exit status: 0 if every part that ran passed, 1 otherwise.
 set -u
 self=$0
@@ -56,11 +62,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 pack="" out=${OUT:-$PWD/nvidia-session} deadline=570 icd=""
 tests=150 test_timeout=60 tests_only=""
 suite=240 scale=full cases=1,2,5 cuda_cases=1,2 cuda_max_size=256 budget=20 case_timeout=120
-peers="" peers_seconds=180 ab=120 ab_cases=1 extra="" extra_seconds=120
+multi=120 multi_devices=2 peers="" peers_seconds=180 ab=120 ab_cases=1 extra="" extra_seconds=120
 invocation="tools/nvidia/session.sh"
 while [ $# -gt 0 ]; do
   opt=$1
-  case $opt in -h | --help) sed -n '2,52p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+  case $opt in -h | --help) sed -n '2,58p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
   [ $# -ge 2 ] || { echo "session.sh: $opt needs a value (--help)" >&2; exit 2; }
   val=$2
   shift 2
@@ -79,6 +85,8 @@ while [ $# -gt 0 ]; do
     --cuda-max-size) cuda_max_size=$val ;;
     --budget) budget=$val ;;
     --case-timeout) case_timeout=$val ;;
+    --multi) multi=$val ;;
+    --multi-devices) multi_devices=$val ;;
     --peers) peers=$(cd "$val" && pwd) || exit 2 ;;
     --peers-seconds) peers_seconds=$val ;;
     --ab) ab=$val ;;
@@ -201,7 +209,42 @@ the suite after its time: rows exist only for the cases that finished." >> "$res
   fi
 fi
 
-# 3. the peers' benchmarks
+# 3. case 9 on several GPUs: skipped where fewer of the driver's devices report the extension
+# through the layer (the suite's own list of them)
+if [ "$multi" != 0 ]; then
+  found=$(OPENCL_LAYERS="$p/lib/libcldm-layer.so" \
+    "$p/bench-tree/build/bench/suite/cldm-bench-suite" --list-devices 2> /dev/null |
+    awk -F' [|] ' '$4 == "cl_ext_device_malloc" { n[$1]++ }
+      END { m = 0; for (k in n) if (n[k] > m) m = n[k]; print m }')
+  found=${found:-0}
+  if [ "$found" -lt "$multi_devices" ]; then
+    echo "| multi | | | skipped: $found device(s) of one platform report cl_ext_device_malloc," \
+      "$multi_devices needed |" >> "$report"
+    log "multi: skipped, $found device(s) with cl_ext_device_malloc, $multi_devices needed"
+  else
+    secs=$(allowed "$multi")
+    # the case's own limits inside the part's: its budget a quarter (the warm-up, the cold and
+    # the first timed pass run whole), and 10 s left for the report of a stopped run
+    part multi "$secs" "$bench" --prebuilt "$p/bench-tree/build" \
+      --layer "$p/lib/libcldm-layer.so" --scale "$scale" --out "$res/multi" --no-cuda \
+      --no-plots --case-timeout "$((secs > 20 ? secs - 10 : secs))" \
+      --budget "$((secs / 4 > 0 ? secs / 4 : 1))" -- --cases 9 --devices "$multi_devices"
+    if [ -s "$res/multi/opencl.csv" ]; then
+      head -1 "$p/REVISION" > "$res/multi/revision.txt"
+      { echo "tools/build.sh && tools/nvidia/pack.sh   # here, then on the GPU machine:"
+        echo "$invocation --pack build/cldm-nvidia-pack.tar.xz --out DIR"
+      } > "$res/multi/command.txt"
+      [ -s "$res/multi/summary.md" ] || python3 "$p/bench-tree/bench/report.py" "$res/multi" \
+        --no-plots >> "$res/multi.log" 2>&1
+      python3 "$p/bench-tree/bench/report.py" --doc "$out/multi-performance.md" "$res/multi" \
+        >> "$res/multi.log" 2>&1 ||
+        echo "(bench/report.py --doc of multi failed: multi.log)" >> "$report"
+      cp "$res/multi/summary.md" "$out/multi.md" 2>/dev/null
+    fi
+  fi
+fi
+
+# 4. the peers' benchmarks
 if [ -n "$peers" ]; then
   if [ -x "$peers/run.sh" ]; then
     mkdir -p "$res/peers"
@@ -228,7 +271,7 @@ if [ -s "$res/suite/opencl.csv" ]; then
     echo "(bench/report.py --doc failed: report.log)" >> "$report"
 fi
 
-# 4. the A/B of the pack's --alt builds: the same cases through each layer, the pack's first;
+# 5. the A/B of the pack's --alt builds: the same cases through each layer, the pack's first;
 # each build's case lines in ab.md
 if [ "$ab" != 0 ] && ls "$p"/alt/*/lib/libcldm-layer.so > /dev/null 2>&1; then
   ab_end=$(($(date +%s) + $(allowed "$ab")))
@@ -243,7 +286,7 @@ if [ "$ab" != 0 ] && ls "$p"/alt/*/lib/libcldm-layer.so > /dev/null 2>&1; then
   done
 fi
 
-# 5. the extra command
+# 6. the extra command
 if [ -n "$extra" ]; then
   mkdir -p "$res/extra"
   part extra "$(allowed "$extra_seconds")" env OPENCL_LAYERS="$p/lib/libcldm-layer.so" \
