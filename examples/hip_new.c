@@ -6,7 +6,7 @@
  * work-groups of BLOCK work-items. One kernel builds a scene of objects per thread, a second
  * (a later launch) sums and deletes them. Prints the heap statistics in between; exit status 0
  * if every scene's sum is right and the heap ends empty. With an argument, the module is read
- * from that file instead.
+ * from hip_shapes.spv in that directory instead, as the demo takes its directory.
  */
 #include "example_util.h"
 
@@ -23,7 +23,8 @@ static float expected_total(unsigned id) {
 }
 
 int main(int argc, char **argv) {
-  const char *path = argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR "/hip_shapes.spv";
+  char path[4096];
+  snprintf(path, sizeof path, "%s/hip_shapes.spv", argc > 1 ? argv[1] : CLDM_EXAMPLES_SPV_DIR);
   cl_platform_id platform;
   cl_device_id dev = example_device(&platform);
   cl_int err;
