@@ -155,6 +155,19 @@ cl_int cldm_clc_compile(cl_device_id device, const char *source, const char *opt
   char *names = cldm_clc_device_names(device);
   if (!names)
     return CL_OUT_OF_HOST_MEMORY;
+  cldm_device_state st;
+  if (options && strstr(options, "-cl-std=CLC++") &&
+      cldm_device_snapshot(device, &st) == CL_SUCCESS && st.route == CLDM_ROUTE_PTX) {
+    /* C++ for OpenCL (spec 2.3) has its operators with generic pointers; NVIDIA's driver
+     * reports no generic address space, but the PTX route translates generic pointers
+     * itself (NVPTX's generic space): the front end gets the feature */
+    char *more = realloc(names, strlen(names) + sizeof(" __opencl_c_generic_address_space"));
+    if (!more) {
+      free(names);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    names = strcat(more, " __opencl_c_generic_address_space");
+  }
   cldm_clc_request req;
   memset(&req, 0, sizeof(req));
   req.source = source;

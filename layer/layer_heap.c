@@ -30,10 +30,11 @@
  * completed, whatever the driver's reference counts say (NVIDIA's count, for one, leaves out
  * the objects that hold the context, so a context whose last handle the application released
  * looks free while a launch of it still waits for a user event). A heap found unreachable while
- * held is retired: unlinked (no new command can bind it) and freed by the callback of its last
- * command, never by a thread of the application waiting for it. Freeing from a callback makes
- * no blocking call (the OpenCL specification of clSetEventCallback leaves those undefined in a
- * callback).
+ * held is retired: unlinked (no new command can bind it) and freed once the callback of its last
+ * command let go, never by a thread of the application waiting for it. The callback only hands
+ * the heap to the reaper, a thread of the layer's own that frees it: a driver's callback thread
+ * must not release queues and memory (the OpenCL specification leaves blocking calls undefined
+ * in a callback; NVIDIA's driver crashed or hung when the callback freed the heap itself).
  *
  * Checked mode (CLDM_CHECK=1, spec 2.4): heaps are made with a check area (the checked
  * modules' event log), and a heap freed at context release is first read whole and inspected
@@ -67,6 +68,15 @@ static cldm_heap *cldm_heaps_retired; /* unreachable, waiting for their commands
 static int cldm_heaps_alive;          /* both lists; read without the lock on release fast paths */
 
 int cldm_heap_any(void) { return __atomic_load_n(&cldm_heaps_alive, __ATOMIC_RELAXED) != 0; }
+
+/* The reaper (see the top): retired heaps whose last hold a callback let go wait on
+ * cldm_reaper_list until the reaper thread frees them. cldm_reaper_lock guards the list and the
+ * context_gone flags of the heaps on it; it is taken after cldm_heaps_lock, never before. */
+static pthread_mutex_t cldm_reaper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cldm_reaper_wake = PTHREAD_COND_INITIALIZER;
+static cldm_heap *cldm_reaper_list;
+static pthread_once_t cldm_reaper_once = PTHREAD_ONCE_INIT;
+static int cldm_reaper_running; /* set once by cldm_reaper_start, read after its pthread_once */
 
 static cldm_heap *cldm_heap_find(cl_context context, cl_device_id device) {
   for (cldm_heap *h = cldm_heaps; h; h = h->next)
@@ -149,6 +159,7 @@ static cl_int cldm_heap_write_image(cldm_heap *h, const void *image) {
 }
 
 static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *user_data);
+static void cldm_reaper_start(void);
 
 int cldm_heap_geometry_of(const cldm_device_state *st, cldm_heap_geometry *g) {
   if (cldm_config_check()) /* checked mode: with the check area the checked modules use */
@@ -192,6 +203,7 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
    * context dies (its memory went with it). */
   if (CLDM_NEXT_HAS(clSetContextDestructorCallback))
     cldm_next->clSetContextDestructorCallback(context, cldm_heap_context_destroyed, NULL);
+  pthread_once(&cldm_reaper_once, cldm_reaper_start); /* from an application's thread */
   cldm_device_heap_created(device);
   h->holds = 1; /* the caller's launch */
   pthread_mutex_lock(&cldm_heaps_lock);
@@ -414,11 +426,53 @@ void cldm_heap_release(cldm_heap *h, int blocking) {
         break;
       }
   pthread_mutex_unlock(&cldm_heaps_lock);
-  if (last) {
-    h->next = NULL;
-    /* a layer de-initialised at the process's exit has no driver to call any more */
-    cldm_heap_destroy_list(h, !gone && cldm_next, blocking);
+  if (!last)
+    return;
+  h->next = NULL;
+  if (!blocking && cldm_reaper_running) { /* a driver's callback: the reaper frees it */
+    pthread_mutex_lock(&cldm_reaper_lock);
+    h->context_gone = gone;
+    h->next = cldm_reaper_list;
+    cldm_reaper_list = h;
+    pthread_cond_signal(&cldm_reaper_wake);
+    pthread_mutex_unlock(&cldm_reaper_lock);
+    return;
   }
+  /* a layer de-initialised at the process's exit has no driver to call any more */
+  cldm_heap_destroy_list(h, !gone && cldm_next, blocking);
+}
+
+/* The reaper thread: frees the heaps handed to it, one at a time, as an application's thread
+ * would (blocking calls allowed: checked mode's leak report reads the heap). */
+static void *cldm_reaper_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&cldm_reaper_lock);
+    while (!cldm_reaper_list)
+      pthread_cond_wait(&cldm_reaper_wake, &cldm_reaper_lock);
+    cldm_heap *h = cldm_reaper_list;
+    cldm_reaper_list = h->next;
+    int gone = h->context_gone;
+    pthread_mutex_unlock(&cldm_reaper_lock);
+    h->next = NULL;
+    cldm_heap_destroy_list(h, !gone && cldm_next, 1);
+  }
+  return NULL;
+}
+
+/* Starts the reaper (detached: it waits for work until the process ends). Without it, heaps
+ * are freed where their last hold is let go, as before. */
+static void cldm_reaper_start(void) {
+  pthread_t t;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0)
+    return;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &attr, cldm_reaper_main, NULL) == 0)
+    cldm_reaper_running = 1;
+  else
+    cldm_log(CLDM_LOG_WARN, "no thread to free device heaps: callbacks free them");
+  pthread_attr_destroy(&attr);
 }
 
 void cldm_heap_let_go(const cldm_heap_binding *binding) { cldm_heap_release(binding->heap, 1); }
@@ -553,6 +607,11 @@ static void CL_CALLBACK cldm_heap_context_destroyed(cl_context context, void *us
   cldm_heap *dead = NULL;
   pthread_mutex_lock(&cldm_heaps_lock);
   cldm_heap_unlink_context(context, &dead, 1);
+  pthread_mutex_lock(&cldm_reaper_lock); /* handed to the reaper, not freed yet */
+  for (cldm_heap *h = cldm_reaper_list; h; h = h->next)
+    if (h->context == context)
+      h->context_gone = 1;
+  pthread_mutex_unlock(&cldm_reaper_lock);
   pthread_mutex_unlock(&cldm_heaps_lock);
   cldm_heap_destroy_list(dead, 0, 0); /* the context took the memory with it */
 }

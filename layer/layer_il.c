@@ -92,10 +92,16 @@ static void cldm_il_dump(const void *words, size_t size) {
     fclose(f);
 }
 
-/* 1 if `name` is a function the PTX backend defines itself (the allocator's target functions,
- * spec 3.4): importing it does not make a module link-only. */
+/* 1 if `name` is a function the PTX backend resolves itself, so that importing it does not make
+ * a module link-only: the allocator's target functions (spec 3.4), and Itanium-mangled names,
+ * which is how OpenCL C's built-in functions reach SPIR-V from front ends that declare them
+ * (clang's HIP and C++ for OpenCL: _Z12get_local_idj) and which libclc's NVPTX library defines.
+ * A mangled name that neither the module nor libclc defines fails the build with the backend's
+ * list of undefined functions (OpenCL C's own functions, unmangled, still make a module
+ * link-only). */
 static int cldm_il_backend_import(const char *name) {
-  return !strncmp(name, CLDM_SPIRV_TARGET_PREFIX, sizeof(CLDM_SPIRV_TARGET_PREFIX) - 1);
+  return !strncmp(name, CLDM_SPIRV_TARGET_PREFIX, sizeof(CLDM_SPIRV_TARGET_PREFIX) - 1) ||
+         !strncmp(name, "_Z", 2);
 }
 
 /* How many functions `r`'s module imports that only another module can define. */

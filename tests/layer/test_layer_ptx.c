@@ -255,6 +255,22 @@ static void test_target_imports_build_alone(void **state) {
   clReleaseProgram(p);
 }
 
+/* HIP device code (tests/e2e/kernels/new_hip.hip) imports OpenCL C's work-item and barrier
+ * functions by their mangled names (_Z12get_local_idj, ...) and C++'s operator new and delete:
+ * libclc and the allocator resolve them, so the module builds alone (no link-only module). */
+static void test_hip_module_builds_alone(void **state) {
+  void *il;
+  size_t size;
+  cl_program p = create(e2e_dir, "new_hip.spv", &il, &size);
+  char *ptx = program_binary(p);
+  assert_non_null(strstr(ptx, ".entry "));
+  assert_null(strstr(ptx, ".extern"));
+  assert_int_equal(clBuildProgram(p, 1, &dev, "", NULL, NULL), CL_SUCCESS);
+  free(ptx);
+  free(il);
+  clReleaseProgram(p);
+}
+
 static void test_malformed_module_rejected(void **state) {
   uint32_t junk[8] = {0x07230203u, 0x00010000u, 0, 100, 0, 0xFFFFFFFFu, 1, 2};
   cl_int err = CL_SUCCESS;
@@ -359,6 +375,34 @@ static void test_source_program_becomes_ptx(void **state) {
                    CL_SUCCESS);
   assert_int_equal(refs, 1);
   assert_int_equal(clReleaseKernel(k), CL_SUCCESS);
+}
+
+/* C++ for OpenCL source (spec 2.3) on the PTX route: the operators are declared implicitly
+ * (they take generic pointers, which the route translates though NVIDIA's driver reports no
+ * generic address space), `new` allocates, cl_ext_delete frees. */
+static void test_cxx_source_program_becomes_ptx(void **state) {
+  static const char *src =
+      "struct Node { int v; Node *next; Node(int x, Node *n) : v(x), next(n) {} };\n"
+      "kernel void make(global ulong *out) {\n"
+      "  Node *n = new Node((int)get_global_id(0), nullptr);\n"
+      "  int *a = new int[4];\n"
+      "  a[0] = n->v;\n"
+      "  out[get_global_id(0)] = (ulong)n + (ulong)a[0];\n"
+      "  cl_ext_delete(n);\n"
+      "  cl_ext_delete_array(a);\n"
+      "}\n";
+  cl_program p = from_source(src);
+  cl_int err = clBuildProgram(p, 1, &dev, "-cl-std=CLC++2021", NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char *log = build_log(p);
+    fail_msg("build failed (%d): %s", err, log);
+  }
+  char *ptx = program_binary(p);
+  assert_true(!strncmp(ptx, "// cl_ext_device_malloc heap arguments: ", 40));
+  assert_non_null(strstr(ptx, ".entry "));
+  assert_null(strstr(ptx, ".extern"));
+  free(ptx);
+  assert_int_equal(clReleaseProgram(p), CL_SUCCESS);
 }
 
 static void test_source_binary_round_trip(void **state) {
@@ -632,10 +676,12 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_allocating_module_becomes_ptx),
       cmocka_unit_test(test_non_allocating_module_becomes_ptx),
       cmocka_unit_test(test_untranslatable_module_fails_to_build),
+      cmocka_unit_test(test_hip_module_builds_alone),
       cmocka_unit_test(test_malformed_module_rejected),
       cmocka_unit_test(test_target_imports_build_alone),
       cmocka_unit_test(test_compile_and_link),
       cmocka_unit_test(test_source_program_becomes_ptx),
+      cmocka_unit_test(test_cxx_source_program_becomes_ptx),
       cmocka_unit_test(test_source_binary_round_trip),
       cmocka_unit_test(test_source_not_allocating_untouched),
       cmocka_unit_test(test_source_compile_error),
