@@ -15,6 +15,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #endif
 #define _GNU_SOURCE /* memmem */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,16 +322,24 @@ static void stub_context_destroy(cl_context c) {
   free(c);
 }
 
+static pthread_mutex_t stub_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+void stub_lock(void) { pthread_mutex_lock(&stub_mutex); }
+void stub_unlock(void) { pthread_mutex_unlock(&stub_mutex); }
+
 static cl_int CL_API_CALL stub_ReleaseContext(cl_context c) {
+  stub_lock();
   if (--c->refs == 0 && !c->hidden)
     stub_context_destroy(c);
+  stub_unlock();
   return CL_SUCCESS;
 }
 
 void stub_context_hold(cl_context c, int delta) {
+  stub_lock();
   c->hidden += delta;
   if (!c->refs && !c->hidden)
     stub_context_destroy(c);
+  stub_unlock();
 }
 
 cl_device_id stub_context_device(cl_context c) { return c->device; }
@@ -371,7 +380,9 @@ static cl_program CL_API_CALL stub_CreateProgramWithIL(cl_context c, const void 
   memcpy(p->il, il, n);
   p->il_size = n;
   p->refs = 1;
+  stub_lock();
   c->refs++;
+  stub_unlock();
   if (err)
     *err = CL_SUCCESS;
   return p;
@@ -397,7 +408,9 @@ static cl_program CL_API_CALL stub_CreateProgramWithBinary(cl_context c, cl_uint
   p->il_size = lengths[0];
   p->binary = 1;
   p->refs = 1;
+  stub_lock();
   c->refs++;
+  stub_unlock();
   if (status)
     status[0] = CL_SUCCESS;
   if (err)
@@ -425,7 +438,9 @@ static cl_program CL_API_CALL stub_CreateProgramWithSource(cl_context c, cl_uint
   p->il_size = total;
   p->source = 1;
   p->refs = 1;
+  stub_lock();
   c->refs++;
+  stub_unlock();
   if (err)
     *err = CL_SUCCESS;
   return p;
@@ -632,12 +647,14 @@ static cl_int CL_API_CALL stub_GetProgramInfo(cl_program p, cl_program_info name
 }
 
 static cl_int CL_API_CALL stub_ReleaseProgram(cl_program p) {
+  stub_lock();
   if (--p->refs == 0) {
     stub_ReleaseContext(p->context);
     free(p->il);
     free(stub_program_spare);
     stub_program_spare = p;
   }
+  stub_unlock();
   return CL_SUCCESS;
 }
 

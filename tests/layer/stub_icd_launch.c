@@ -6,7 +6,8 @@
  * when the user event it waits for is set (at once if it waits for none), and then looks at
  * the SVM pointers among its arguments: one freed since it was set (the memory a kernel would
  * use) is counted (STUB_LAUNCH_STATS_FUNCTION). Copies happen at once, whatever their wait
- * lists; single-threaded, like the tests that use it.
+ * lists. Entries that touch counts, the SVM list or pending launches hold the stub's one
+ * lock (stub_lock): the layer frees heaps from a thread of its own.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -68,9 +69,11 @@ static cl_int stub_info(const void *src, size_t n, size_t size, void *value, siz
 }
 
 void stub_launch_stats(cl_uint stats[3]) {
+  stub_lock();
   stats[0] = stub_runs;
   stats[1] = stub_runs_on_freed;
   stats[2] = stub_svm_count;
+  stub_unlock();
 }
 
 /* ---- queues ----------------------------------------------------------------------------------- */
@@ -100,16 +103,20 @@ static cl_command_queue CL_API_CALL stub_CreateCommandQueue(cl_context c, cl_dev
 }
 
 static cl_int CL_API_CALL stub_RetainCommandQueue(cl_command_queue q) {
+  stub_lock();
   q->refs++;
+  stub_unlock();
   return CL_SUCCESS;
 }
 
 static cl_int CL_API_CALL stub_ReleaseCommandQueue(cl_command_queue q) {
+  stub_lock();
   if (--q->refs == 0) {
     cl_context c = q->context;
     free(q);
     stub_context_hold(c, -1);
   }
+  stub_unlock();
   return CL_SUCCESS;
 }
 
@@ -136,14 +143,17 @@ static void *CL_API_CALL stub_SVMAlloc(cl_context c, cl_svm_mem_flags flags, siz
   stub_svm *a = calloc(1, sizeof(*a));
   a->ptr = calloc(1, size ? size : 1);
   a->context = c;
+  stub_lock();
   a->next = stub_svms;
   stub_svms = a;
   stub_svm_count++;
   stub_context_hold(c, 1);
+  stub_unlock();
   return a->ptr;
 }
 
 static void CL_API_CALL stub_SVMFree(cl_context c, void *ptr) {
+  stub_lock();
   for (stub_svm **pp = &stub_svms; *pp; pp = &(*pp)->next)
     if ((*pp)->ptr == ptr) {
       stub_svm *a = *pp;
@@ -152,15 +162,18 @@ static void CL_API_CALL stub_SVMFree(cl_context c, void *ptr) {
       free(a);
       stub_svm_count--;
       stub_context_hold(c, -1);
-      return;
+      break;
     }
+  stub_unlock();
 }
 
 static int stub_svm_alive(const void *ptr) {
-  for (stub_svm *a = stub_svms; a; a = a->next)
-    if (a->ptr == ptr)
-      return 1;
-  return 0;
+  int alive = 0;
+  stub_lock();
+  for (stub_svm *a = stub_svms; a && !alive; a = a->next)
+    alive = a->ptr == ptr;
+  stub_unlock();
+  return alive;
 }
 
 /* ---- events ---------------------------------------------------------------------------------- */
@@ -179,11 +192,14 @@ static cl_event stub_event_new(cl_context c, cl_command_queue q, cl_int status) 
 }
 
 static cl_int CL_API_CALL stub_RetainEvent(cl_event e) {
+  stub_lock();
   e->refs++;
+  stub_unlock();
   return CL_SUCCESS;
 }
 
 static cl_int CL_API_CALL stub_ReleaseEvent(cl_event e) {
+  stub_lock();
   if (--e->refs == 0) {
     cl_context c = e->context;
     if (e->queue)
@@ -191,6 +207,7 @@ static cl_int CL_API_CALL stub_ReleaseEvent(cl_event e) {
     free(e);
     stub_context_hold(c, -1);
   }
+  stub_unlock();
   return CL_SUCCESS;
 }
 
@@ -214,6 +231,7 @@ static void stub_launch_run(cl_event e);
 static cl_int CL_API_CALL stub_SetUserEventStatus(cl_event e, cl_int status) {
   if (e->queue || e->status <= CL_COMPLETE || status > CL_COMPLETE)
     return CL_INVALID_OPERATION;
+  stub_lock();
   stub_RetainEvent(e);
   stub_event_finish(e, status);
   for (cl_event *pp = &stub_pending; *pp;) { /* the launches that waited for it */
@@ -225,6 +243,7 @@ static cl_int CL_API_CALL stub_SetUserEventStatus(cl_event e, cl_int status) {
       pp = &l->next_pending;
   }
   stub_ReleaseEvent(e);
+  stub_unlock();
   return CL_SUCCESS;
 }
 
@@ -233,15 +252,18 @@ static cl_int CL_API_CALL stub_SetEventCallback(cl_event e, cl_int type,
                                                 void *data) {
   if (type != CL_COMPLETE || !fn)
     return CL_INVALID_VALUE;
-  if (e->status <= CL_COMPLETE) {
+  cl_int err = CL_SUCCESS;
+  stub_lock();
+  if (e->status <= CL_COMPLETE)
     fn(e, e->status, data);
-    return CL_SUCCESS;
+  else if (e->num_callbacks == STUB_EVENT_CALLBACKS)
+    err = CL_OUT_OF_RESOURCES;
+  else {
+    e->callbacks[e->num_callbacks].fn = fn;
+    e->callbacks[e->num_callbacks++].data = data;
   }
-  if (e->num_callbacks == STUB_EVENT_CALLBACKS)
-    return CL_OUT_OF_RESOURCES;
-  e->callbacks[e->num_callbacks].fn = fn;
-  e->callbacks[e->num_callbacks++].data = data;
-  return CL_SUCCESS;
+  stub_unlock();
+  return err;
 }
 
 static cl_int CL_API_CALL stub_GetEventInfo(cl_event e, cl_event_info name, size_t size,
@@ -269,10 +291,13 @@ static cl_int CL_API_CALL stub_WaitForEvents(cl_uint n, const cl_event *list) {
 }
 
 static cl_int CL_API_CALL stub_Finish(cl_command_queue q) {
+  cl_int err = CL_SUCCESS;
+  stub_lock();
   for (cl_event e = stub_pending; e; e = e->next_pending)
     if (e->queue == q)
-      return CL_INVALID_OPERATION;
-  return CL_SUCCESS;
+      err = CL_INVALID_OPERATION;
+  stub_unlock();
+  return err;
 }
 
 /* ---- commands -------------------------------------------------------------------------------- */
@@ -317,6 +342,7 @@ static cl_int CL_API_CALL stub_EnqueueNDRangeKernel(cl_command_queue q, cl_kerne
                                                     const cl_event *wait_list, cl_event *ev) {
   if (stub_kernel_context(k) != q->context)
     return CL_INVALID_CONTEXT;
+  stub_lock();
   cl_event e = stub_event_new(q->context, q, CL_QUEUED);
   const void *svm[STUB_KERNEL_SVM_ARGS];
   stub_kernel_svm_args(k, svm);
@@ -336,6 +362,7 @@ static cl_int CL_API_CALL stub_EnqueueNDRangeKernel(cl_command_queue q, cl_kerne
     stub_pending = e;
   } else
     stub_launch_run(e);
+  stub_unlock();
   return CL_SUCCESS;
 }
 

@@ -12,6 +12,11 @@
 
 /* ---- stub_icd.c ---------------------------------------------------------------------------- */
 
+/* The driver's one lock (recursive): every entry point that touches reference counts, the
+ * SVM list or pending launches holds it, as OpenCL requires of a driver (the layer frees heaps
+ * from its own thread). */
+void stub_lock(void);
+void stub_unlock(void);
 /* Adds `delta` to the references on c that CL_CONTEXT_REFERENCE_COUNT leaves out (as NVIDIA's
  * driver leaves out those of queues and memory); c is destroyed once both counts are 0. */
 void stub_context_hold(cl_context c, int delta);
