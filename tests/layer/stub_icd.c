@@ -75,8 +75,7 @@ static struct _cl_device_id stub_devices[STUB_NUM_DEVICES] = {
 };
 #endif
 
-static cl_int stub_return(const void *src, size_t size, size_t value_size, void *value,
-                          size_t *size_ret) {
+cl_int stub_return(const void *src, size_t size, size_t value_size, void *value, size_t *size_ret) {
   if (value) {
     if (value_size < size)
       return CL_INVALID_VALUE;

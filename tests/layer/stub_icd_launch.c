@@ -58,16 +58,6 @@ static stub_svm *stub_svms;   /* allocations alive */
 static cl_event stub_pending; /* launches waiting for a user event */
 static cl_uint stub_runs, stub_runs_on_freed, stub_svm_count;
 
-static cl_int stub_info(const void *src, size_t n, size_t size, void *value, size_t *size_ret) {
-  if (value && size < n)
-    return CL_INVALID_VALUE;
-  if (value)
-    memcpy(value, src, n);
-  if (size_ret)
-    *size_ret = n;
-  return CL_SUCCESS;
-}
-
 void stub_launch_stats(cl_uint stats[3]) {
   stub_lock();
   stats[0] = stub_runs;
@@ -124,11 +114,11 @@ static cl_int CL_API_CALL stub_GetCommandQueueInfo(cl_command_queue q, cl_comman
                                                    size_t size, void *value, size_t *size_ret) {
   switch (name) {
   case CL_QUEUE_CONTEXT:
-    return stub_info(&q->context, sizeof(q->context), size, value, size_ret);
+    return stub_return(&q->context, sizeof(q->context), size, value, size_ret);
   case CL_QUEUE_DEVICE:
-    return stub_info(&q->device, sizeof(q->device), size, value, size_ret);
+    return stub_return(&q->device, sizeof(q->device), size, value, size_ret);
   case CL_QUEUE_REFERENCE_COUNT:
-    return stub_info(&q->refs, sizeof(q->refs), size, value, size_ret);
+    return stub_return(&q->refs, sizeof(q->refs), size, value, size_ret);
   default:
     return CL_INVALID_VALUE;
   }
@@ -270,13 +260,13 @@ static cl_int CL_API_CALL stub_GetEventInfo(cl_event e, cl_event_info name, size
                                             void *value, size_t *size_ret) {
   switch (name) {
   case CL_EVENT_CONTEXT:
-    return stub_info(&e->context, sizeof(e->context), size, value, size_ret);
+    return stub_return(&e->context, sizeof(e->context), size, value, size_ret);
   case CL_EVENT_COMMAND_QUEUE:
-    return stub_info(&e->queue, sizeof(e->queue), size, value, size_ret);
+    return stub_return(&e->queue, sizeof(e->queue), size, value, size_ret);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
-    return stub_info(&e->status, sizeof(e->status), size, value, size_ret);
+    return stub_return(&e->status, sizeof(e->status), size, value, size_ret);
   case CL_EVENT_REFERENCE_COUNT:
-    return stub_info(&e->refs, sizeof(e->refs), size, value, size_ret);
+    return stub_return(&e->refs, sizeof(e->refs), size, value, size_ret);
   default:
     return CL_INVALID_VALUE;
   }

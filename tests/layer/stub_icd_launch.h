@@ -21,6 +21,9 @@ void stub_unlock(void);
  * driver leaves out those of queues and memory); c is destroyed once both counts are 0. */
 void stub_context_hold(cl_context c, int delta);
 cl_device_id stub_context_device(cl_context c);
+/* A clGet*Info answer: `size` bytes of src into value (value_size at least), the size into
+ * *size_ret. */
+cl_int stub_return(const void *src, size_t size, size_t value_size, void *value, size_t *size_ret);
 /* The SVM pointers set as k's arguments (STUB_KERNEL_SVM_ARGS of them, NULL where none). */
 void stub_kernel_svm_args(cl_kernel k, const void **svm);
 cl_context stub_kernel_context(cl_kernel k);
