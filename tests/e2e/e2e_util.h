@@ -9,9 +9,11 @@
 
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -161,6 +163,28 @@ static inline char *e2e_stderr_end(e2e_stderr *c) {
   pread(c->fd, text, (size_t)n, 0);
   close(c->fd);
   unlink(c->path);
+  return text;
+}
+
+/* Runs child(arg) in a forked process whose stderr is captured, and fails the test unless that
+ * process ended by SIGABRT (the layer's abort after its report). Returns what the child wrote
+ * on stderr (malloc'd). */
+static inline char *e2e_child_aborts(void (*child)(void *), void *arg) {
+  e2e_stderr cap;
+  fflush(NULL);
+  e2e_stderr_begin(&cap);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    child(arg);
+    _exit(0);
+  }
+  int status = 0;
+  pid_t waited = waitpid(pid, &status, 0);
+  char *text = e2e_stderr_end(&cap);
+  assert_int_equal(waited, pid);
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+    fail_msg("the child did not abort (status %#x):\n%s", status, text);
   return text;
 }
 

@@ -9,9 +9,7 @@
  * report, and with CLDM_OOM=abort (argument "abort": a child process must abort after its
  * report line). Modes come from the environment the test is registered with.
  */
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "e2e_util.h"
 
@@ -302,33 +300,21 @@ static void test_clean(void **state) {
   e2e_close(&t);
 }
 
+/* The child of test_oom_abort: a launch whose mallocs get NULL (CLDM_OOM=abort aborts at it). */
+static void oom_abort_child(void *unused) {
+  (void)unused;
+  check_open();
+  cl_program p = e2e_program(&t, "check");
+  cl_kernel k = e2e_kernel(p, "too_big");
+  cl_mem out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
+  clSetKernelArg(k, 0, sizeof(cl_mem), &out);
+  e2e_run(&t, k, 3);
+}
+
 /* CLDM_OOM=abort: the launch that saw NULL prints its line and aborts the process */
 static void test_oom_abort(void **state) {
   (void)state;
-  char path[] = "/tmp/cldm-e2e-abort-XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(fd, 2); /* the layer's lines go to the file (no capture of run_check's) */
-    check_open();
-    cl_program p = e2e_program(&t, "check");
-    cl_kernel k = e2e_kernel(p, "too_big");
-    cl_mem out = e2e_buffer(&t, OUT_ITEMS * sizeof(cl_ulong));
-    clSetKernelArg(k, 0, sizeof(cl_mem), &out);
-    e2e_run(&t, k, 3);
-    _exit(0); /* not reached with CLDM_OOM=abort */
-  }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  off_t n = lseek(fd, 0, SEEK_END);
-  char *text = calloc(1, (size_t)n + 1);
-  assert_int_equal(pread(fd, text, (size_t)n, 0), n);
-  close(fd);
-  unlink(path);
-  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-    fail_msg("the child did not abort (status %#x):\n%s", status, text);
+  char *text = e2e_child_aborts(oom_abort_child, NULL);
   assert_contains(text, "cl_ext_device_malloc: kernel too_big: 3 allocations returned NULL");
   assert_contains(text, "cl_ext_device_malloc: kernel too_big: heap of "); /* the census */
   assert_contains(text, "cl_ext_device_malloc: CLDM_OOM=abort: aborting");
