@@ -427,6 +427,16 @@ def multi_devices_text(d):
                      for i, name in enumerate(names))
 
 
+MULTI_MEASURES = (("malloc", "time"), ("malloc", "cold"), ("free", "time"), ("bump", "time"))
+
+
+def multi_alone_together(d, s, n, i):
+    """Device i's (alone, together) kernel ms for each of MULTI_MEASURES, in that order."""
+    return [(multi_get(d, kernel, s, n, "alone-%d" % i, metric),
+             multi_get(d, kernel, s, n, "together-%d" % i, metric))
+            for kernel, metric in MULTI_MEASURES]
+
+
 def multi_concurrency(d, kernel, s, n, devs):
     """(sum over the devices of the host clock alone, the host clock together, their ratio)."""
     alone = [multi_get(d, kernel, s, n, "alone-%d" % i, "wall") for i in devs]
@@ -446,10 +456,7 @@ def sec_multi(d):
     for s, n, devs in shapes:
         for i in devs:
             row = [size_str(s), str(n), str(i)]
-            for kernel, metric in (("malloc", "time"), ("malloc", "cold"), ("free", "time"),
-                                   ("bump", "time")):
-                a = multi_get(d, kernel, s, n, "alone-%d" % i, metric)
-                t = multi_get(d, kernel, s, n, "together-%d" % i, metric)
+            for a, t in multi_alone_together(d, s, n, i):
                 row += [fmt(a), fmt(t), ratio(t, a)]
             rows.append(row)
     out = ("## 9. Several devices\n\nOne context of %d devices (%s), one heap each, the suite's "

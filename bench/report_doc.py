@@ -17,8 +17,8 @@ import glob
 import os
 import sys
 
-from report import (fmt, multi_concurrency, multi_devices_text, multi_get, multi_shapes, size_str,
-                    table)
+from report import (fmt, multi_alone_together, multi_concurrency, multi_devices_text, multi_shapes,
+                    size_str, table)
 
 DEFAULT_SIZES = (16, 64, 256, 1024, 4096)
 
@@ -235,10 +235,7 @@ def sec_multi(d):
     for s, n, devs in shapes:
         for i in devs:
             row = [size_str(s), str(n), str(i)]
-            for kernel, metric in (("malloc", "time"), ("malloc", "cold"), ("free", "time"),
-                                   ("bump", "time")):
-                a = multi_get(d, kernel, s, n, "alone-%d" % i, metric)
-                t = multi_get(d, kernel, s, n, "together-%d" % i, metric)
+            for a, t in multi_alone_together(d, s, n, i):
                 row += [pair(show(a), show(t)), quotient(t, a)]
             rows.append(row)
     conc = []
