@@ -84,11 +84,20 @@ static inline cl_device_id example_device(cl_platform_id *platform) {
   exit(1);
 }
 
-static inline void example_print_heap(cl_platform_id platform, cl_command_queue q,
-                                      const char *when) {
+/* One figure of the heap of q's context and device, through the extension's
+ * clGetDeviceHeapInfoEXT (spec 1.3). */
+static inline cl_ulong example_heap_info(cl_platform_id platform, cl_command_queue q,
+                                         cl_device_heap_info_ext name) {
   clGetDeviceHeapInfoEXT_fn info =
       (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
                                                                           "clGetDeviceHeapInfoEXT");
+  cl_ulong v = 0;
+  CHECK(info(q, name, sizeof(v), &v, NULL));
+  return v;
+}
+
+static inline void example_print_heap(cl_platform_id platform, cl_command_queue q,
+                                      const char *when) {
   static const struct {
     cl_device_heap_info_ext name;
     const char *text;
@@ -102,11 +111,9 @@ static inline void example_print_heap(cl_platform_id platform, cl_command_queue 
       {CL_DEVICE_HEAP_INFO_INVALID_FREES_EXT, "invalid frees"},
   };
   printf("heap %s:", when);
-  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-    cl_ulong v = 0;
-    CHECK(info(q, fields[i].name, sizeof(v), &v, NULL));
-    printf(" %s=%llu", fields[i].text, (unsigned long long)v);
-  }
+  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+    printf(" %s=%llu", fields[i].text,
+           (unsigned long long)example_heap_info(platform, q, fields[i].name));
   printf("\n");
 }
 

@@ -59,11 +59,7 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (unsigned id = 0; id < THREADS; id++)
     failures += wrong[id] != 0 || got[id] != expected_total(id);
-  clGetDeviceHeapInfoEXT_fn info =
-      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
-                                                                          "clGetDeviceHeapInfoEXT");
-  cl_ulong live = 1;
-  CHECK(info(q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, sizeof(live), &live, NULL));
+  cl_ulong live = example_heap_info(platform, q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
   printf("%d HIP threads built scenes with new, new[] and malloc, and deleted them: %s\n", THREADS,
          failures || live ? "FAILED" : "all sums right, heap empty");
   clReleaseMemObject(scenes);

@@ -50,11 +50,7 @@ int main(int argc, char **argv) {
   CHECK(clEnqueueNDRangeKernel(q, consume, 1, NULL, &global, NULL, 0, NULL, NULL));
   example_print_heap(platform, q, "after the consumer program");
   CHECK(clEnqueueReadBuffer(q, errors, CL_TRUE, 0, sizeof(nerr), &nerr, 0, NULL, NULL));
-  clGetDeviceHeapInfoEXT_fn info =
-      (clGetDeviceHeapInfoEXT_fn)clGetExtensionFunctionAddressForPlatform(platform,
-                                                                          "clGetDeviceHeapInfoEXT");
-  cl_ulong live = 1;
-  CHECK(info(q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT, sizeof(live), &live, NULL));
+  cl_ulong live = example_heap_info(platform, q, CL_DEVICE_HEAP_INFO_LIVE_ALLOCATIONS_EXT);
   printf("%d records produced by one program and consumed by another: %s\n", ITEMS,
          nerr || live ? "FAILED" : "all intact, heap empty");
   clReleaseMemObject(records);
