@@ -34,7 +34,7 @@ static size_t count_in(const st_listing *l, size_t b, size_t e, const char *need
 
 /* "%<id>" of the function named `name` (OpName). */
 static void id_of(const st_listing *l, const char *name, char *id) {
-  char needle[64];
+  char needle[256];
   snprintf(needle, sizeof needle, "\"%s\"", name);
   for (size_t i = 0; i < l->n; i++)
     if (!strncmp(l->line[i], "OpName ", 7) && strstr(l->line[i], needle)) {
@@ -271,11 +271,42 @@ static void cxx_root_called(void **state) {
   free(in);
 }
 
+/* The same module with the wrapped kernel's name 200 characters long (mangled C++ and HIP
+ * kernel names are): its body is still a root and its wrapper's call still allowed. */
+static void cxx_stops_long_name(void **state) {
+  (void)state;
+  char name[201], text[16384];
+  memset(name, 'x', 200);
+  name[200] = '\0';
+  size_t n = 0;
+  for (const char *p = stops_text; *p;) /* every "wrapped" becomes the long name */
+    if (!strncmp(p, "\"wrapped\"", 9)) {
+      n += (size_t)snprintf(text + n, sizeof text - n, "\"%s\"", name);
+      p += 9;
+    } else
+      text[n++] = *p++;
+  text[n] = '\0';
+  size_t size, out_size;
+  uint32_t *in = st_asm(text, &size);
+  cldm_spirv_report r;
+  void *out = st_lower(in, size, &out_size, &r);
+  st_assert_valid(out, out_size, "stops, long name");
+  cldm_spirv_report_free(&r);
+  st_listing *l = st_dis(out, out_size);
+  char types[8][16], body_id[16];
+  id_of(l, name, body_id); /* the body: a root, its parameters + heap, no flag */
+  assert_int_equal(st_function_params(l, body_id, types, 8), 3);
+  assert_true(st_is_heap_type(l, types[2]));
+  st_listing_free(l);
+  free(out);
+  free(in);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(helper_and_sizes), cmocka_unit_test(saturation_and_generic),
       cmocka_unit_test(result_ids_kept),  cmocka_unit_test(cxx_stops),
-      cmocka_unit_test(cxx_root_called),
+      cmocka_unit_test(cxx_root_called),  cmocka_unit_test(cxx_stops_long_name),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

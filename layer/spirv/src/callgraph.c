@@ -175,16 +175,40 @@ static const cldm_spirv_entry *entry_named(const cldm_spirv_module *m, const cha
   return NULL;
 }
 
-/* Roots: entry points, and functions named (OpName or Export linkage) as an entry point is. */
+/* Bytes a name buffer needs so that a function's name compares exactly with every entry
+ * point's: the longest entry name, one byte more (a longer name, cut there, still differs)
+ * and the terminator. */
+static size_t entry_name_cap(const cldm_spirv_module *m) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < m->nep; i++)
+    if (strlen(m->ep[i].name) > n)
+      n = strlen(m->ep[i].name);
+  return n + 2;
+}
+
+/* 1 if function f is named (OpName or Export linkage) as entry point `want`, or as any entry
+ * point for NULL; `buf` holds entry_name_cap(m) bytes. */
+static int named_as_entry(const cldm_spirv_module *m, uint32_t f, const cldm_spirv_entry *want,
+                          char *buf, size_t cap) {
+  const cldm_spirv_entry *e = entry_named(m, cldm_spirv_name_of(m, m->fn[f].id, buf, cap));
+  if (e && (!want || e == want))
+    return 1;
+  e = entry_named(m, cldm_spirv_linkage_name(m, f, buf, cap));
+  return e && (!want || e == want);
+}
+
+/* Roots: entry points, and functions named as an entry point is (named_as_entry). */
 static int mark_roots(const cldm_spirv_module *m, uint8_t *root) {
+  size_t cap = entry_name_cap(m);
+  char *name = malloc(cap);
+  if (!name)
+    return -1;
   for (uint32_t i = 0; i < m->nep; i++)
     root[m->ep[i].fn] = 1;
-  for (uint32_t f = 0; f < m->nfn; f++) {
-    char name[256];
-    if (entry_named(m, cldm_spirv_name_of(m, m->fn[f].id, name, sizeof name)) ||
-        entry_named(m, cldm_spirv_linkage_name(m, f, name, sizeof name)))
+  for (uint32_t f = 0; f < m->nfn; f++)
+    if (named_as_entry(m, f, NULL, name, cap))
       root[f] = 1;
-  }
+  free(name);
   return 0;
 }
 
@@ -192,20 +216,24 @@ static int mark_roots(const cldm_spirv_module *m, uint8_t *root) {
  * entry point of the root's name and followed by its return. */
 static cldm_spirv_status called_root(const cldm_spirv_module *m, const graph *g,
                                      const cldm_spirv_callgraph *cg, cldm_spirv_error *err) {
+  size_t cap = entry_name_cap(m);
+  char *name = malloc(cap);
+  if (!name)
+    return cldm_spirv_fail(err, CLDM_SPIRV_E_NOMEM, 0, "out of memory");
   for (uint32_t f = 0; f < m->nfn; f++)
     for (uint32_t k = g->first[f]; k < g->first[f + 1]; k++) {
       uint32_t callee = g->e[k].callee, ii = g->e[k].ii;
       if (!cg->throws[callee] || !cg->root[callee])
         continue;
-      char a[64], b[64];
       const cldm_spirv_entry *e = NULL;
       for (uint32_t i = 0; i < m->nep && !e; i++)
         if (m->ep[i].fn == f)
           e = &m->ep[i];
       if (e && ii + 1 < m->fn[f].end && m->inst[ii + 1].op == SpvOpReturn &&
-          (entry_named(m, fname(m, callee, b, sizeof b)) == e ||
-           entry_named(m, cldm_spirv_linkage_name(m, callee, b, sizeof b)) == e))
+          named_as_entry(m, callee, e, name, cap))
         continue;
+      free(name);
+      char a[64], b[64];
       return cldm_spirv_fail(err, CLDM_SPIRV_E_UNSUPPORTED, m->inst[ii].off,
                              "%%%u \"%s\" calls %%%u \"%s\", a kernel (or llvm-spirv's body of "
                              "one) that may stop at a throwing operator new: not supported "
@@ -213,6 +241,7 @@ static cldm_spirv_status called_root(const cldm_spirv_module *m, const graph *g,
                              m->fn[f].id, fname(m, f, a, sizeof a), m->fn[callee].id,
                              fname(m, callee, b, sizeof b));
     }
+  free(name);
   return CLDM_SPIRV_OK;
 }
 
