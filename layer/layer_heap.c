@@ -425,19 +425,19 @@ void cldm_heap_release(cldm_heap *h, int blocking) {
         *pp = h->next;
         break;
       }
-  pthread_mutex_unlock(&cldm_heaps_lock);
-  if (!last)
-    return;
-  h->next = NULL;
-  if (!blocking && cldm_reaper_running) { /* a driver's callback: the reaper frees it */
+  int reap = last && !blocking && cldm_reaper_running; /* a driver's callback: the reaper frees */
+  if (reap) { /* onto the reaper's list before the lock goes: a context destroyed from here on
+                 finds it there (cldm_heap_context_destroyed) */
     pthread_mutex_lock(&cldm_reaper_lock);
-    h->context_gone = gone;
     h->next = cldm_reaper_list;
     cldm_reaper_list = h;
     pthread_cond_signal(&cldm_reaper_wake);
     pthread_mutex_unlock(&cldm_reaper_lock);
-    return;
   }
+  pthread_mutex_unlock(&cldm_heaps_lock);
+  if (!last || reap)
+    return;
+  h->next = NULL;
   /* a layer de-initialised at the process's exit has no driver to call any more */
   cldm_heap_destroy_list(h, !gone && cldm_next, blocking);
 }
