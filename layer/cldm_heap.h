@@ -38,6 +38,8 @@ cldm_heap *cldm_heap_get(cl_context context, cl_device_id device, cldm_heap *cop
  * caller may make blocking calls (it is not a driver's callback), which the checked-mode leak
  * report needs. */
 void cldm_heap_release(cldm_heap *h, int blocking);
+/* The binding of heap h (for a hold on it: cldm_heap_hold_until, cldm_heap_let_go). */
+void cldm_heap_binding_of(cldm_heap *h, cldm_heap_binding *b);
 /* Stores the counts of the last report of heap h (held). */
 void cldm_heap_set_totals(cldm_heap *h, const cldm_check_totals *totals);
 /* Blocking copy of `size` bytes at `offset` of heap h out of (write 0) or into (write 1) host

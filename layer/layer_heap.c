@@ -218,7 +218,7 @@ static cl_int cldm_heap_create(cl_context context, cl_device_id device, cldm_hea
   return CL_SUCCESS;
 }
 
-static void cldm_heap_binding_of(cldm_heap *h, cldm_heap_binding *b) {
+void cldm_heap_binding_of(cldm_heap *h, cldm_heap_binding *b) {
   b->svm = h->svm;
   b->svm_ptr = h->svm_ptr;
   b->buf = h->buf;

@@ -146,7 +146,8 @@ cl_int cldm_heap_enqueue_new_failed_read(cl_context context, cl_device_id device
                                                         1, &after, ev)
                         : cldm_next->clEnqueueReadBuffer(copy.queue, copy.buf, CL_FALSE, offset, 8,
                                                          dst, 1, &after, ev);
-  cldm_heap_binding held = {copy.svm, copy.svm_ptr, copy.buf, h};
+  cldm_heap_binding held;
+  cldm_heap_binding_of(h, &held);
   if (err == CL_SUCCESS)
     cldm_heap_hold_until(&held, *ev); /* the memory stays until the read completed */
   else
@@ -208,11 +209,8 @@ static cl_int cldm_heap_info_held(cl_command_queue queue, const cldm_heap *copy,
   void *bytes = malloc(span);
   if (!bytes)
     return CL_OUT_OF_HOST_MEMORY;
-  /* blocking reads on the caller's queue: ordered after every command enqueued before */
-  cl_int err = copy->svm ? cldm_next->clEnqueueSVMMemcpy(queue, CL_TRUE, bytes, copy->svm_ptr, span,
-                                                         0, NULL, NULL)
-                         : cldm_next->clEnqueueReadBuffer(queue, copy->buf, CL_TRUE, 0, span, bytes,
-                                                          0, NULL, NULL);
+  /* a blocking read on the caller's queue: ordered after every command enqueued before */
+  cl_int err = cldm_heap_copy(copy, queue, 0, span, bytes, 0);
   cldm_heap_stats stats;
   if (err == CL_SUCCESS && cldm_heap_stats_decode(bytes, span, &stats) != 0) {
     cldm_log(CLDM_LOG_ERROR, "the device heap's header is damaged (bad magic or version)");
