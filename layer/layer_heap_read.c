@@ -148,9 +148,10 @@ cl_int cldm_heap_enqueue_new_failed_read(cl_context context, cl_device_id device
                                                          dst, 1, &after, ev);
   cldm_heap_binding held;
   cldm_heap_binding_of(h, &held);
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS) {
+    cldm_next->clFlush(copy.queue);   /* submitted now: its callback, not a later wait, reports */
     cldm_heap_hold_until(&held, *ev); /* the memory stays until the read completed */
-  else
+  } else
     cldm_heap_let_go(&held);
   return err;
 }

@@ -108,6 +108,9 @@ void cldm_new_watch_launch(cl_command_queue queue, cl_event kernel_event, const 
   w->context = context;
   w->device = device;
   w->refs = 2;
+  /* the read waits on the launch from the heap's own queue: the launch's queue is flushed first,
+   * as a wait across queues requires (OpenCL 3.0, clFlush) */
+  cldm_next->clFlush(queue);
   cl_int err = cldm_heap_enqueue_new_failed_read(context, device, kernel_event, w->count, &w->read);
   if (err == CL_SUCCESS) {
     pthread_mutex_lock(&cldm_new_lock);
