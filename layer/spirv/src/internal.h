@@ -432,6 +432,10 @@ cldm_spirv_status cldm_spirv_rewrite_plan(cldm_spirv_rewrite *r, cldm_spirv_erro
  * converted) into b; returns the id of the allocator's own result (`__global void *`). */
 uint32_t cldm_spirv_rewrite_site(cldm_spirv_rewrite *r, cldm_spirv_buf *b, const cldm_spirv_site *s,
                                  uint32_t heap);
+/* rewrite_emit.c: an OpName of id into o's debug names; a fresh OpUndef of `type` among the
+ * globals (its id). */
+void cldm_spirv_rewrite_name(cldm_spirv_out *o, uint32_t id, const char *name);
+uint32_t cldm_spirv_rewrite_undef(cldm_spirv_rewrite *r, uint32_t type);
 /* Emits `op type result args...` into b and returns result. */
 uint32_t cldm_spirv_rewrite_op(cldm_spirv_buf *b, uint32_t op, uint32_t type, uint32_t result,
                                const uint32_t *args, size_t n);

@@ -31,7 +31,7 @@
 
 #include "internal.h"
 
-static void emit_name(cldm_spirv_out *o, uint32_t id, const char *name) {
+void cldm_spirv_rewrite_name(cldm_spirv_out *o, uint32_t id, const char *name) {
   cldm_spirv_buf *b = &o->sec[CLDM_SPIRV_SEC_DEBUG_B];
   size_t at = cldm_spirv_buf_begin(b, SpvOpName);
   cldm_spirv_buf_push(b, id);
@@ -53,7 +53,7 @@ static void emit_label(cldm_spirv_buf *b, uint32_t id) {
   cldm_spirv_buf_inst(b, SpvOpLabel, &id, 1);
 }
 
-static uint32_t new_undef(cldm_spirv_rewrite *r, uint32_t type) {
+uint32_t cldm_spirv_rewrite_undef(cldm_spirv_rewrite *r, uint32_t type) {
   uint32_t ops[2] = {type, (*r->next_id)++};
   cldm_spirv_buf_inst(r->globals, SpvOpUndef, ops, 2);
   return ops[1];
@@ -68,7 +68,7 @@ static void emit_return(fn_emit *e) {
     return;
   }
   if (!e->undef)
-    e->undef = new_undef(r, type);
+    e->undef = cldm_spirv_rewrite_undef(r, type);
   cldm_spirv_buf_inst(e->b, SpvOpReturnValue, &e->undef, 1);
 }
 
@@ -180,7 +180,7 @@ static void emit_body(fn_emit *e, size_t *site, cldm_spirv_out *o) {
     cldm_spirv_out_copy(e->b, m, ii);
     if (op == SpvOpLabel && ii == fn->body && e->stops && r->is_root[e->f]) {
       emit_flag_variable(e);
-      emit_name(o, e->flag, CLDM_SPIRV_STOP_FLAG_NAME);
+      cldm_spirv_rewrite_name(o, e->flag, CLDM_SPIRV_STOP_FLAG_NAME);
       store_flag = 1;
     }
   }
@@ -210,11 +210,11 @@ static void emit_function(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t f, 
     cldm_spirv_out_copy(b, m, fn->begin + 1 + i);
   uint32_t param[2] = {r->l->heap_type, e.heap};
   cldm_spirv_buf_inst(b, SpvOpFunctionParameter, param, 2);
-  emit_name(o, e.heap, CLDM_SPIRV_HEAP_PARAM_NAME);
+  cldm_spirv_rewrite_name(o, e.heap, CLDM_SPIRV_HEAP_PARAM_NAME);
   if (e.stops && !r->is_root[f]) {
     uint32_t flag[2] = {r->flag_ptr_type, e.flag};
     cldm_spirv_buf_inst(b, SpvOpFunctionParameter, flag, 2);
-    emit_name(o, e.flag, CLDM_SPIRV_STOP_FLAG_NAME);
+    cldm_spirv_rewrite_name(o, e.flag, CLDM_SPIRV_STOP_FLAG_NAME);
   }
   emit_body(&e, site, o);
 }

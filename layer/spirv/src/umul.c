@@ -49,9 +49,7 @@ void cldm_spirv_umul_emit(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t f, 
   uint32_t a = m->w[m->inst[fn->begin + 1].off + 2], bb = m->w[m->inst[fn->begin + 2].off + 2];
   uint32_t zero = cldm_spirv_rewrite_constant(r, it, 0, 0, width == 64);
   uint32_t one = cldm_spirv_rewrite_constant(r, it, 1, 0, width == 64);
-  uint32_t undef = (*r->next_id)++, label = (*r->next_id)++;
-  uint32_t u[2] = {ret, undef};
-  cldm_spirv_buf_inst(r->globals, SpvOpUndef, u, 2);
+  uint32_t undef = cldm_spirv_rewrite_undef(r, ret), label = (*r->next_id)++;
   uint32_t head[4] = {ret, fn->id, SpvFunctionControlMaskNone, fn->type_id};
   cldm_spirv_buf_inst(b, SpvOpFunction, head, 4);
   cldm_spirv_out_copy(b, m, fn->begin + 1);
@@ -77,9 +75,5 @@ void cldm_spirv_umul_emit(cldm_spirv_rewrite *r, cldm_spirv_buf *b, uint32_t f, 
   cldm_spirv_buf_inst(b, SpvOpFunctionEnd, NULL, 0);
   char name[48];
   snprintf(name, sizeof name, "cldm.umul_with_overflow_i%u", width);
-  cldm_spirv_buf *names = &o->sec[CLDM_SPIRV_SEC_DEBUG_B];
-  size_t at = cldm_spirv_buf_begin(names, SpvOpName);
-  cldm_spirv_buf_push(names, fn->id);
-  cldm_spirv_buf_string(names, name, strlen(name));
-  cldm_spirv_buf_end(names, at);
+  cldm_spirv_rewrite_name(o, fn->id, name);
 }
